@@ -1,0 +1,101 @@
+package egress
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// blockedRange is one address range no plugin may reach, with the word used
+// in error messages.
+type blockedRange struct {
+	prefix netip.Prefix
+	kind   string
+}
+
+// blockedRanges are refused outright, most specific first. IPv6 forms that
+// embed an IPv4 address (mapped, NAT64, 6to4) are unwrapped and checked
+// separately.
+var blockedRanges = []blockedRange{
+	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
+	{netip.MustParsePrefix("fc00::/7"), "private"},
+	{netip.MustParsePrefix("fec0::/10"), "private"}, // deprecated site-local
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "CGNAT"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},    // IETF protocol assignments
+	{netip.MustParsePrefix("198.18.0.0/15"), "reserved"},   // benchmarking, often used internally
+	{netip.MustParsePrefix("192.0.2.0/24"), "reserved"},    // documentation
+	{netip.MustParsePrefix("198.51.100.0/24"), "reserved"}, // documentation
+	{netip.MustParsePrefix("203.0.113.0/24"), "reserved"},  // documentation
+	{netip.MustParsePrefix("::/96"), "reserved"},           // deprecated IPv4-compatible IPv6
+	{netip.MustParsePrefix("100::/64"), "reserved"},        // discard-only
+	{netip.MustParsePrefix("2001:db8::/32"), "reserved"},   // documentation
+	{netip.MustParsePrefix("2001::/32"), "reserved"},       // Teredo tunnels reach hosts behind NATs
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved"},  // local-use NAT64
+}
+
+// embedding are IPv6 ranges that carry an IPv4 address, and where it sits.
+var embedding = []struct {
+	prefix netip.Prefix
+	offset int // byte offset of the IPv4 address in the IPv6 address
+	name   string
+}{
+	{netip.MustParsePrefix("::ffff:0:0/96"), 12, "IPv4-mapped"},
+	{netip.MustParsePrefix("64:ff9b::/96"), 12, "NAT64"},
+	{netip.MustParsePrefix("2002::/16"), 2, "6to4"},
+}
+
+// CheckAddr applies the address rule alone: it returns an *Error with code
+// EGRESS_DENIED when a is loopback, private, link-local, multicast,
+// unspecified, CGNAT, reserved or broadcast, or an IPv6 address embedding such
+// an IPv4 address (IPv4-mapped, NAT64, 6to4). It returns nil for an address a
+// plugin may reach.
+func CheckAddr(a netip.Addr) error {
+	if reason := refusal(a); reason != "" {
+		return newError(CodeDenied, "refused "+reason, nil)
+	}
+	return nil
+}
+
+// refusal returns why a is refused, such as "private address 10.0.0.1", or ""
+// when it is allowed.
+func refusal(a netip.Addr) string {
+	if !a.IsValid() {
+		return "invalid address"
+	}
+	a = a.WithZone("")
+	for _, e := range embedding {
+		if !e.prefix.Contains(a) {
+			continue
+		}
+		b := a.As16()
+		v4 := netip.AddrFrom4([4]byte(b[e.offset : e.offset+4]))
+		if kind := blockedKind(v4); kind != "" {
+			return fmt.Sprintf("%s address %s (%s form of %s)", kind, a, e.name, v4)
+		}
+		return ""
+	}
+	if kind := blockedKind(a); kind != "" {
+		return fmt.Sprintf("%s address %s", kind, a)
+	}
+	return ""
+}
+
+func blockedKind(a netip.Addr) string {
+	for _, r := range blockedRanges {
+		if r.prefix.Contains(a) {
+			return r.kind
+		}
+	}
+	return ""
+}

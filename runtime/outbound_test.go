@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/runtime/egress"
+)
+
+// fakeResolver maps test host names to fixed addresses, so tests reach
+// "public" names without DNS and can make names resolve to private addresses.
+type fakeResolver map[string]string
+
+func (r fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	a, ok := r[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return []netip.Addr{netip.MustParseAddr(a)}, nil
+}
+
+// upstream is a fake API that reports the credential headers it received.
+type upstream struct {
+	*httptest.Server
+	hits atomic.Int32
+}
+
+type seen struct {
+	Host          string   `json:"host"`
+	Path          string   `json:"path"`
+	APIKey        []string `json:"apiKey"`
+	Authorization []string `json:"authorization"`
+	Cookie        []string `json:"cookie"`
+}
+
+func newUpstream(t testing.TB, handler func(w http.ResponseWriter, r *http.Request) bool) *upstream {
+	u := &upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.hits.Add(1)
+		if handler != nil && handler(w, r) {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(seen{Host: r.Host, Path: r.URL.Path, APIKey: r.Header.Values("X-Api-Key"), Authorization: r.Header.Values("Authorization"), Cookie: r.Header.Values("Cookie")})
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) port() string { return u.Listener.Addr().(*net.TCPAddr).AddrPort().String()[len("127.0.0.1:"):] }
+
+// egressHost builds a host whose plugins may reach the given upstreams by the
+// names in resolver; private addresses stay refused.
+func egressConfig(creds credential.Source, settings MapSettings, resolver fakeResolver, trusted ...*upstream) Config {
+	var addrs []netip.AddrPort
+	for _, u := range trusted {
+		addrs = append(addrs, u.Listener.Addr().(*net.TCPAddr).AddrPort())
+	}
+	return Config{
+		Credentials: creds,
+		Settings:    settings,
+		Egress:      egress.NewClient(egress.Options{Resolver: resolver, AllowAddrs: addrs}),
+	}
+}
+
+func request(method, url string, headers map[string]string) string {
+	b, _ := json.Marshal(map[string]any{"method": method, "url": url, "headers": headers})
+	return string(b)
+}
+
+func TestPlugin_httpRequest_injectsCredential(t *testing.T) {
+	api := newUpstream(t, nil)
+	creds := credential.NewMemory()
+	creds.Set("alice", "fixture", &credential.Credential{Fields: map[string]string{"api_key": "real-key", "site": "acme"}})
+	cfg := egressConfig(creds, MapSettings{"fixture": {"base_url": "http://api.test:" + api.port()}}, fakeResolver{"api.test": "127.0.0.1"}, api)
+	p := loadHostile(t, cfg, "api.test")
+
+	out := callOK(t, p, "fixture_http", "alice", request("GET", "http://api.test:"+api.port()+"/v1/things",
+		map[string]string{"X-Api-Key": "forged", "Authorization": "Bearer forged", "Cookie": "s=forged"}))
+	var got seen
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.APIKey, ",") != "real-key" || len(got.Authorization) != 0 || len(got.Cookie) != 0 || got.Path != "/v1/things" {
+		t.Fatalf("upstream saw %+v; want exactly the stored key and none of the plugin's credential headers", got)
+	}
+	// The non-secret field is readable, the key is not.
+	if got := callOK(t, p, "fixture_config", "alice", `"site"`); got != `"acme"` {
+		t.Fatalf("config_get(site) = %s", got)
+	}
+	if got := callOK(t, p, "fixture_config", "alice", `"api_key"`); got != "null" {
+		t.Fatalf("config_get(api_key) = %s; a secret must never reach the plugin", got)
+	}
+	// A user without a connection gets NOT_CONNECTED and nothing goes out.
+	hits := api.hits.Load()
+	te := callErr(t, p, "fixture_http", "bob", request("GET", "http://api.test:"+api.port()+"/", nil))
+	if te.Code != CodeNotConnected || !strings.Contains(te.Message, "connect('fixture')") || api.hits.Load() != hits {
+		t.Fatalf("bob: %+v, upstream hits %d -> %d", te, hits, api.hits.Load())
+	}
+}
+
+func TestPlugin_httpRequest_egressDenied(t *testing.T) {
+	api := newUpstream(t, nil)
+	creds := credential.NewMemory()
+	creds.Set("alice", "fixture", &credential.Credential{Fields: map[string]string{"api_key": "real-key"}})
+	resolver := fakeResolver{
+		"api.test":   "127.0.0.1",
+		"meta.test":  "169.254.169.254",
+		"lan.test":   "10.0.0.1",
+		"mapped.test": "::ffff:127.0.0.1",
+	}
+	settings := MapSettings{"fixture": {"base_url": "http://api.test:" + api.port()}}
+	p := loadHostile(t, egressConfig(creds, settings, resolver, api), "api.test", "meta.test", "lan.test", "mapped.test", "evil.test")
+
+	tests := []struct{ name, url, reason string }{
+		{"undeclared host", "https://undeclared.test/", "undeclared.test"},
+		{"loopback on another port", "https://api.test/", "127.0.0.1"},
+		{"metadata address", "https://meta.test/latest/meta-data/", "169.254.169.254"},
+		{"private address", "https://lan.test/", "10.0.0.1"},
+		{"IPv4-mapped loopback", "https://mapped.test/", "127.0.0.1"},
+		{"IP literal", "https://127.0.0.1/", "127.0.0.1"},
+		{"IPv6 mapped literal", "https://[::ffff:127.0.0.1]/", "127.0.0.1"},
+		{"link-local literal", "http://169.254.169.254/", "169.254.169.254"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			te := callErr(t, p, "fixture_http", "alice", request("GET", tt.url, nil))
+			if te.Code != "EGRESS_DENIED" || !strings.Contains(te.Message, tt.reason) {
+				t.Fatalf("got %s %q; want EGRESS_DENIED naming %q", te.Code, te.Message, tt.reason)
+			}
+		})
+	}
+	if got := p.Stats().EgressDenied; got != uint64(len(tests)) {
+		t.Fatalf("denied counter = %d, want %d", got, len(tests))
+	}
+	if api.hits.Load() != 0 {
+		t.Fatalf("the upstream was reached %d times", api.hits.Load())
+	}
+}
+
+func TestPlugin_httpRequest_redirects(t *testing.T) {
+	other := newUpstream(t, nil)
+	api := newUpstream(t, func(w http.ResponseWriter, r *http.Request) bool {
+		switch r.URL.Path {
+		case "/to-private":
+			http.Redirect(w, r, "https://lan.test/", http.StatusFound)
+		case "/to-other":
+			http.Redirect(w, r, "http://other.test:"+other.port()+"/landed", http.StatusFound)
+		case "/to-self":
+			http.Redirect(w, r, "/landed", http.StatusTemporaryRedirect)
+		default:
+			return false
+		}
+		return true
+	})
+	creds := credential.NewMemory()
+	creds.Set("alice", "fixture", &credential.Credential{Fields: map[string]string{"api_key": "real-key"}})
+	resolver := fakeResolver{"api.test": "127.0.0.1", "other.test": "127.0.0.1", "lan.test": "10.0.0.1"}
+	base := "http://api.test:" + api.port()
+	p := loadHostile(t, egressConfig(creds, MapSettings{"fixture": {"base_url": base}}, resolver, api, other),
+		"api.test", "lan.test", "other.test:"+other.port())
+
+	te := callErr(t, p, "fixture_http", "alice", request("GET", base+"/to-private", nil))
+	if te.Code != "EGRESS_DENIED" || !strings.Contains(te.Message, "10.0.0.1") {
+		t.Fatalf("redirect to a private address: %+v", te)
+	}
+	// other.test is declared as https on that port; the redirect is plain http.
+	te = callErr(t, p, "fixture_http", "alice", request("GET", base+"/to-other", nil))
+	if te.Code != "EGRESS_DENIED" {
+		t.Fatalf("redirect to an undeclared scheme: %+v", te)
+	}
+	var got seen
+	json.Unmarshal([]byte(callOK(t, p, "fixture_http", "alice", request("GET", base+"/to-self", nil))), &got)
+	if got.Path != "/landed" || strings.Join(got.APIKey, ",") != "real-key" {
+		t.Fatalf("same-host redirect: %+v; want the credential kept", got)
+	}
+}

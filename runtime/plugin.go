@@ -1,0 +1,390 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/workbench-dev/workbench/runtime/manifest"
+)
+
+// Plugin is a loaded plugin: its compiled module, manifest, limits and pool.
+type Plugin struct {
+	host     *Host
+	manifest *manifest.Manifest
+	logger   *slog.Logger
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	limits   Limits
+	sem      chan struct{}
+	tools    map[string]*toolEntry
+	pool     *pool
+	egress   *egressRules
+	counters *callCounters
+
+	mu       sync.Mutex
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+// toolEntry is a tool with its effective limits and counters.
+type toolEntry struct {
+	*manifest.Tool
+	limits   Limits
+	sem      chan struct{} // nil when the tool shares the plugin's limit
+	counters *callCounters
+}
+
+// Call is one tool invocation.
+type Call struct {
+	Tool   string
+	UserID string
+	Input  []byte
+	// Progress receives the plugin's progress reports; nil drops them.
+	Progress func(Progress)
+}
+
+// Load compiles a plugin, reads its manifest and validates it together with
+// the module's imports and exports. The error names what is wrong.
+func (h *Host) Load(ctx context.Context, wasm []byte) (*Plugin, error) {
+	p := &Plugin{host: h, logger: h.logger, counters: newCallCounters()}
+	m, err := p.probe(ctx, wasm, h.cfg.Defaults.MemoryPages)
+	if err != nil {
+		return nil, err
+	}
+	p.manifest = m
+	p.logger = h.logger.With("plugin", m.Name)
+	p.limits = h.cfg.Defaults.apply(m.Limits, h.cfg.Ceiling)
+	if p.limits.MemoryPages != h.cfg.Defaults.MemoryPages {
+		// The page cap is a runtime setting: recompile (from the cache) under the plugin's own.
+		p.rt.Close(ctx)
+		if _, err := p.probe(ctx, wasm, p.limits.MemoryPages); err != nil {
+			return nil, err
+		}
+	}
+	p.sem = make(chan struct{}, p.limits.Concurrency)
+	p.tools = make(map[string]*toolEntry, len(m.Tools))
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		e := &toolEntry{Tool: t, limits: p.limits.apply(t.Limits, h.cfg.Ceiling), counters: newCallCounters()}
+		if e.limits.Concurrency < p.limits.Concurrency {
+			e.sem = make(chan struct{}, e.limits.Concurrency)
+		}
+		p.tools[t.Slug] = e
+	}
+	if p.egress, err = newEgressRules(m, h.cfg.Settings); err != nil {
+		p.rt.Close(ctx)
+		return nil, err
+	}
+	p.pool = newPool(h.cfg.Pool, func(ctx context.Context, user string) (*instance, error) {
+		return instantiate(ctx, p.rt, p.compiled, p.logger, user)
+	})
+	if err := h.track(p); err != nil {
+		p.rt.Close(ctx)
+		return nil, err
+	}
+	return p, nil
+}
+
+// probe compiles the module under the given page cap, checks its imports and
+// exports against ABI v1, and reads and validates the manifest on a
+// throwaway instance. On success p.rt and p.compiled are set.
+func (p *Plugin) probe(ctx context.Context, wasm []byte, memoryPages uint32) (*manifest.Manifest, error) {
+	rt, err := p.host.newRuntime(ctx, memoryPages)
+	if err != nil {
+		return nil, err
+	}
+	compiled, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	if problems := checkModule(compiled); len(problems) > 0 {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("not an ABI v1 plugin: %s", strings.Join(problems, "; "))
+	}
+	m, err := readManifest(ctx, rt, compiled, p.host.logger)
+	if err == nil {
+		err = checkToolExports(compiled, m)
+	}
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	p.rt, p.compiled = rt, compiled
+	return m, nil
+}
+
+// readManifest calls the manifest export on a fresh instance and validates it.
+func readManifest(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, logger *slog.Logger) (*manifest.Manifest, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultLimits.Timeout)
+	defer cancel()
+	in, err := instantiate(ctx, rt, compiled, logger, "")
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	defer in.close(ctx)
+	probe := &Plugin{logger: logger}
+	st := &callState{plugin: probe, tool: &toolEntry{Tool: &manifest.Tool{Slug: exportManifest}, limits: Limits{OutputBytes: manifest.MaxManifestBytes}}}
+	out, terr := runExport(context.WithValue(ctx, callStateKey{}, st), in, st, exportManifest, nil)
+	if terr != nil {
+		return nil, fmt.Errorf("manifest export: %w", terr)
+	}
+	return manifest.Parse(out)
+}
+
+// Manifest returns the plugin's validated manifest. Callers must not modify it.
+func (p *Plugin) Manifest() *manifest.Manifest { return p.manifest }
+
+// Limits returns the plugin-wide effective limits.
+func (p *Plugin) Limits() Limits { return p.limits }
+
+// ToolLimits returns the effective limits of one tool.
+func (p *Plugin) ToolLimits(slug string) (Limits, bool) {
+	t, ok := p.tools[slug]
+	if !ok {
+		return Limits{}, false
+	}
+	return t.limits, true
+}
+
+// Call runs one tool. Every failure, the plugin's own or the host's, is a
+// *ToolError; the host never panics on anything a plugin does.
+func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
+	start := time.Now()
+	t := p.tools[c.Tool]
+	if t == nil {
+		err := toolError(CodeUnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
+		p.counters.observe(time.Since(start), err.Code)
+		return nil, err
+	}
+	out, terr := p.call(ctx, t, c)
+	d, code := time.Since(start), ""
+	if terr != nil {
+		code = terr.Code
+	}
+	p.counters.observe(d, code)
+	t.counters.observe(d, code)
+	if terr != nil {
+		return nil, terr
+	}
+	return out, nil
+}
+
+func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessage, *ToolError) {
+	if len(c.Input) > MaxInputBytes {
+		return nil, toolError(CodeInputTooLarge, fmt.Sprintf("input of %d bytes is over the limit of %d bytes", len(c.Input), MaxInputBytes))
+	}
+	if len(c.Input) > 0 && !json.Valid(c.Input) {
+		return nil, toolError(CodeInvalidArgs, "input is not valid JSON")
+	}
+	if !p.enter() {
+		return nil, toolError(CodeClosed, fmt.Sprintf("plugin %s is closed", p.manifest.Name))
+	}
+	defer p.inflight.Done()
+
+	ctx, cancel := context.WithTimeout(ctx, t.limits.Timeout)
+	defer cancel()
+	release, terr := p.acquireSlots(ctx, t)
+	if terr != nil {
+		return nil, terr
+	}
+	defer release()
+
+	in, err := p.pool.acquire(ctx, c.UserID)
+	if err != nil {
+		return nil, p.callError(ctx, err, t)
+	}
+	st := &callState{plugin: p, tool: t, user: c.UserID, progress: c.Progress}
+	out, rerr := runExport(context.WithValue(ctx, callStateKey{}, st), in, st, t.ExportName(), c.Input)
+	p.pool.release(context.WithoutCancel(ctx), in, rerr == nil || !rerr.host)
+	if rerr != nil {
+		return nil, p.callError(ctx, rerr, t)
+	}
+	return out, nil
+}
+
+// enter registers a call unless the plugin is closed.
+func (p *Plugin) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.inflight.Add(1)
+	return true
+}
+
+// acquireSlots takes the plugin's and the tool's concurrency slots, waiting
+// until the call's deadline at most.
+func (p *Plugin) acquireSlots(ctx context.Context, t *toolEntry) (func(), *ToolError) {
+	sems := []chan struct{}{p.sem}
+	if t.sem != nil {
+		sems = append(sems, t.sem)
+	}
+	for i, sem := range sems {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			for _, s := range sems[:i] {
+				<-s
+			}
+			return nil, toolError(CodeBusy, fmt.Sprintf("%s: all %d call slots stayed busy until the deadline", t.Slug, cap(sem)))
+		}
+	}
+	return func() {
+		for _, s := range sems {
+			<-s
+		}
+	}, nil
+}
+
+// runExport invokes an export and turns its status and output into a result.
+func runExport(ctx context.Context, in *instance, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
+	status, err := in.invoke(ctx, export, input)
+	if err != nil {
+		return nil, &hostOrToolError{ToolError: classify(ctx, err), host: true}
+	}
+	switch status {
+	case statusOK:
+		if !st.outputSet {
+			return nil, hostErr(CodeBadOutput, export+" returned success without calling output_set")
+		}
+		if !json.Valid(st.output) {
+			return nil, hostErr(CodeBadOutput, export+" produced output that is not valid JSON")
+		}
+		return st.output, nil
+	case statusError:
+		return nil, &hostOrToolError{ToolError: pluginError(st)}
+	default:
+		return nil, hostErr(CodeBadOutput, fmt.Sprintf("%s returned status %d; ABI v1 allows 0 and 1", export, status))
+	}
+}
+
+// hostOrToolError is a ToolError that remembers whether the host raised it,
+// which decides if the instance may be reused.
+type hostOrToolError struct {
+	*ToolError
+	host bool
+}
+
+func hostErr(code, msg string) *hostOrToolError {
+	return &hostOrToolError{ToolError: toolError(code, msg), host: true}
+}
+
+// pluginError decodes the error object a plugin set with status 1.
+func pluginError(st *callState) *ToolError {
+	var e ToolError
+	if !st.outputSet || json.Unmarshal(st.output, &e) != nil {
+		return toolError(CodeToolError, "the plugin reported an error without a valid error object")
+	}
+	if !isErrorCode(e.Code) {
+		e.Code = CodeToolError
+	}
+	if strings.TrimSpace(e.Message) == "" {
+		e.Message = "the plugin reported an error without a message"
+	}
+	return &e
+}
+
+func isErrorCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'A' || c > 'Z') && c != '_' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// classify maps an error from wazero or the host imports to a ToolError.
+func classify(ctx context.Context, err error) *ToolError {
+	var ab *abort
+	var te *ToolError
+	var exit *sys.ExitError
+	switch {
+	case errors.As(err, &ab):
+		return ab.err
+	case errors.As(err, &te):
+		return te
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
+		errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return toolError(CodeTimeout, "the call did not finish before its deadline")
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
+		errors.Is(ctx.Err(), context.Canceled):
+		return toolError(CodeCanceled, "the call was canceled")
+	case errors.As(err, &exit):
+		return toolError(CodeTrap, fmt.Sprintf("the plugin exited with code %d", exit.ExitCode()))
+	case errors.Is(err, ErrClosed):
+		return toolError(CodeClosed, err.Error())
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = strings.TrimSuffix(strings.TrimPrefix(msg, "wasm error: "), " (recovered by wazero)")
+	if strings.Contains(msg, "memory") && strings.Contains(msg, "limit") {
+		return toolError(CodeOutOfMemory, msg)
+	}
+	return toolError(CodeTrap, "the plugin trapped: "+msg)
+}
+
+// callError logs host failures and unwraps the ToolError.
+func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *ToolError {
+	var he *hostOrToolError
+	te, ok := err.(*ToolError)
+	switch {
+	case errors.As(err, &he):
+		te = he.ToolError
+		if he.host {
+			p.logger.Warn("tool call failed", "tool", t.Slug, "code", te.Code, "error", te.Message)
+		}
+	case !ok:
+		te = classify(ctx, err)
+		p.logger.Warn("instance failed", "tool", t.Slug, "code", te.Code, "error", err)
+	}
+	return te
+}
+
+// Stats returns a snapshot of the plugin's counters.
+func (p *Plugin) Stats() Stats {
+	s := Stats{CallStats: p.counters.snapshot(), Tools: make(map[string]CallStats, len(p.tools))}
+	s.HTTPRequests, s.EgressDenied = p.egress.requests.Load(), p.egress.denied.Load()
+	s.InstancesIdle, s.InstancesBusy, s.MemoryPages = p.pool.counts()
+	for slug, t := range p.tools {
+		s.Tools[slug] = t.counters.snapshot()
+	}
+	return s
+}
+
+// Close stops new calls, waits for calls in flight until ctx ends, then
+// releases every instance and the compiled module.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	p.host.untrack(p)
+	done := make(chan struct{})
+	go func() {
+		p.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		p.logger.Warn("closing plugin with calls still in flight", "error", ctx.Err())
+	}
+	p.pool.close(ctx)
+	return p.rt.Close(context.WithoutCancel(ctx))
+}

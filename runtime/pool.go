@@ -1,0 +1,156 @@
+package runtime
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pool keeps idle instances per user. An instance is handed only to the user
+// it was created for, so whatever a plugin keeps in globals or memory never
+// reaches another user's call (docs/abi.md, section 6).
+type pool struct {
+	cfg PoolConfig
+	new func(ctx context.Context, user string) (*instance, error)
+
+	mu     sync.Mutex
+	idle   map[string][]*instance // per user, most recently used last
+	nIdle  int
+	closed bool
+
+	busy      atomic.Int64
+	busyPages atomic.Int64 // pages of busy instances, as measured when each was last released
+}
+
+func newPool(cfg PoolConfig, create func(ctx context.Context, user string) (*instance, error)) *pool {
+	return &pool{cfg: cfg, new: create, idle: map[string][]*instance{}}
+}
+
+// acquire returns an idle instance of the user's, or a new one.
+func (p *pool) acquire(ctx context.Context, user string) (*instance, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	var in *instance
+	if list := p.idle[user]; len(list) > 0 {
+		in = list[len(list)-1]
+		list[len(list)-1] = nil
+		p.setIdle(user, list[:len(list)-1])
+		p.nIdle--
+	}
+	p.mu.Unlock()
+	if in == nil {
+		var err error
+		if in, err = p.new(ctx, user); err != nil {
+			return nil, err
+		}
+	}
+	p.busy.Add(1)
+	p.busyPages.Add(int64(in.pages))
+	return in, nil
+}
+
+// release returns a healthy instance to its user's idle list and closes a
+// broken one. The oldest idle instances go first when a cap is exceeded.
+func (p *pool) release(ctx context.Context, in *instance, healthy bool) {
+	p.busy.Add(-1)
+	p.busyPages.Add(-int64(in.pages))
+	if !healthy {
+		in.close(ctx)
+		return
+	}
+	in.lastUsed = time.Now()
+	in.pages = in.memoryPages()
+	var evict []*instance
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		in.close(ctx)
+		return
+	}
+	list := append(p.idle[in.user], in)
+	if len(list) > p.cfg.MaxIdlePerUser {
+		evict = append(evict, list[0])
+		list = list[1:]
+	} else {
+		p.nIdle++
+	}
+	p.idle[in.user] = list
+	for p.nIdle > p.cfg.MaxIdlePerPlugin {
+		evict = append(evict, p.popOldest())
+	}
+	p.mu.Unlock()
+	for _, e := range evict {
+		e.close(ctx)
+	}
+}
+
+// popOldest removes the least recently used idle instance; p.mu is held.
+func (p *pool) popOldest() *instance {
+	var oldestUser string
+	var oldest *instance
+	for user, list := range p.idle {
+		if oldest == nil || list[0].lastUsed.Before(oldest.lastUsed) {
+			oldest, oldestUser = list[0], user
+		}
+	}
+	p.setIdle(oldestUser, p.idle[oldestUser][1:])
+	p.nIdle--
+	return oldest
+}
+
+func (p *pool) setIdle(user string, list []*instance) {
+	if len(list) == 0 {
+		delete(p.idle, user)
+		return
+	}
+	p.idle[user] = list
+}
+
+// evictIdle closes instances idle since before cutoff.
+func (p *pool) evictIdle(ctx context.Context, cutoff time.Time) {
+	var evict []*instance
+	p.mu.Lock()
+	for user, list := range p.idle {
+		n := 0
+		for n < len(list) && list[n].lastUsed.Before(cutoff) {
+			n++
+		}
+		evict = append(evict, list[:n]...)
+		p.setIdle(user, list[n:])
+		p.nIdle -= n
+	}
+	p.mu.Unlock()
+	for _, e := range evict {
+		e.close(ctx)
+	}
+}
+
+// close closes every idle instance and refuses new acquisitions.
+func (p *pool) close(ctx context.Context) {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle, p.nIdle = map[string][]*instance{}, 0
+	p.mu.Unlock()
+	for _, list := range idle {
+		for _, in := range list {
+			in.close(ctx)
+		}
+	}
+}
+
+// counts reports idle and busy instances and the memory pages they hold.
+func (p *pool) counts() (idle, busy int, pages uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, list := range p.idle {
+		for _, in := range list {
+			pages += in.pages
+		}
+	}
+	return p.nIdle, int(p.busy.Load()), pages + uint64(p.busyPages.Load())
+}

@@ -111,12 +111,10 @@ func (c *Client) Do(ctx context.Context, p Policy, r Request, inj Injector, lim 
 			if method != http.MethodHead {
 				method = http.MethodGet
 			}
-			if body != nil {
-				body = nil
-				header = header.Clone()
-				for _, h := range bodyHeaders {
-					header.Del(h)
-				}
+			body = nil
+			header = header.Clone()
+			for _, h := range bodyHeaders {
+				header.Del(h)
 			}
 		}
 		u = next

@@ -26,6 +26,7 @@ type Error struct {
 	cause   error
 }
 
+// Error returns "CODE: message".
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // Unwrap returns the underlying cause, such as context.DeadlineExceeded or the

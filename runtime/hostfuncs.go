@@ -93,6 +93,14 @@ func guestBytes(mod api.Module, ptr, n uint32, what string) []byte {
 	return b
 }
 
+// requireTool aborts an import that only makes sense inside a tool call,
+// such as http_request while the host is reading the manifest.
+func (st *callState) requireTool(name string) {
+	if st.plugin.manifest == nil {
+		panic(&abort{toolError(CodeTrap, name+" is not available while the host reads the manifest")})
+	}
+}
+
 func (st *callState) setPending(b []byte) {
 	st.pending, st.hasPending = b, true
 }
@@ -148,6 +156,7 @@ func logLevel(l int32) slog.Level {
 
 func configGet(ctx context.Context, mod api.Module, stack []uint64) {
 	st := stateFrom(ctx)
+	st.requireTool("config_get")
 	key := string(guestBytes(mod, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), "config_get"))
 	v, ok := st.plugin.config(ctx, st, key)
 	if !ok {
@@ -160,6 +169,7 @@ func configGet(ctx context.Context, mod api.Module, stack []uint64) {
 
 func progress(ctx context.Context, mod api.Module, stack []uint64) {
 	st := stateFrom(ctx)
+	st.requireTool("progress")
 	done, total := api.DecodeF64(stack[0]), api.DecodeF64(stack[1])
 	msg := guestBytes(mod, api.DecodeU32(stack[2]), api.DecodeU32(stack[3]), "progress")
 	if st.progress == nil {
@@ -176,6 +186,7 @@ func progress(ctx context.Context, mod api.Module, stack []uint64) {
 
 func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {
 	st := stateFrom(ctx)
+	st.requireTool("http_request")
 	req := guestBytes(mod, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), "http_request request")
 	body := guestBytes(mod, api.DecodeU32(stack[2]), api.DecodeU32(stack[3]), "http_request body")
 	head, respBody, terr := st.plugin.httpRequest(ctx, st, req, body)

@@ -45,6 +45,8 @@ func TestHost_Load_rejects(t *testing.T) {
 		{"initial memory over the page cap", Config{Defaults: limitsWith(DefaultLimits, small), Ceiling: limitsWith(CeilingLimits, small)}, func(t *testing.T) []byte {
 			return wat(t, "hostile", fixtureManifest())
 		}, []string{"compile", "memory"}},
+		{"imports used while reading the manifest", Config{}, func(t *testing.T) []byte { return wat(t, "manifest_http", "") },
+			[]string{"http_request is not available while the host reads the manifest"}},
 		{"not wasm", Config{}, func(t *testing.T) []byte { return []byte("\x00asm garbage") }, []string{"compile"}},
 	}
 	for _, tt := range tests {

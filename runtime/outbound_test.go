@@ -55,7 +55,9 @@ func newUpstream(t testing.TB, handler func(w http.ResponseWriter, r *http.Reque
 	return u
 }
 
-func (u *upstream) port() string { return u.Listener.Addr().(*net.TCPAddr).AddrPort().String()[len("127.0.0.1:"):] }
+func (u *upstream) port() string {
+	return u.Listener.Addr().(*net.TCPAddr).AddrPort().String()[len("127.0.0.1:"):]
+}
 
 // egressHost builds a host whose plugins may reach the given upstreams by the
 // names in resolver; private addresses stay refused.
@@ -112,9 +114,9 @@ func TestPlugin_httpRequest_egressDenied(t *testing.T) {
 	creds := credential.NewMemory()
 	creds.Set("alice", "fixture", &credential.Credential{Fields: map[string]string{"api_key": "real-key"}})
 	resolver := fakeResolver{
-		"api.test":   "127.0.0.1",
-		"meta.test":  "169.254.169.254",
-		"lan.test":   "10.0.0.1",
+		"api.test":    "127.0.0.1",
+		"meta.test":   "169.254.169.254",
+		"lan.test":    "10.0.0.1",
 		"mapped.test": "::ffff:127.0.0.1",
 	}
 	settings := MapSettings{"fixture": {"base_url": "http://api.test:" + api.port()}}

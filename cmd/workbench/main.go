@@ -1,0 +1,21 @@
+// Command workbench runs the Workbench server and its plugin tooling.
+//
+// Usage:
+//
+//	workbench serve
+//	workbench plugin build DIR
+//	workbench plugin inspect [--json] FILE.wasm
+//	workbench plugin call [flags] FILE.wasm TOOL [JSON]
+//	workbench help [command]
+//
+// The server is configured by environment variables (see README.md).
+package main
+
+import (
+	"context"
+	"os"
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}

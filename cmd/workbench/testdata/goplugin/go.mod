@@ -1,0 +1,3 @@
+module example.com/goplugin
+
+go 1.24

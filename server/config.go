@@ -1,0 +1,174 @@
+package server
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("invalid configuration")
+
+// ToolSurface says which tools the MCP endpoint advertises.
+type ToolSurface string
+
+// The tool surfaces of MCP_TOOL_SURFACE.
+const (
+	SurfaceMeta   ToolSurface = "meta"   // the nine meta-tools only
+	SurfaceDirect ToolSurface = "direct" // every plugin tool under its slug
+	SurfaceBoth   ToolSurface = "both"   // the meta-tools and every plugin tool
+)
+
+// Defaults applied to unset configuration.
+const (
+	DefaultListenAddr        = "127.0.0.1:8420"
+	DefaultDataDir           = "./data"
+	DefaultBuiltinPluginsDir = "plugins-wasm"
+	DefaultToolSurface       = SurfaceMeta
+	DefaultBrowserSessionTTL = 300 * time.Second
+)
+
+// encryptionKeyBytes is the AES-256 key size ENCRYPTION_KEY must decode to.
+const encryptionKeyBytes = 32
+
+// Config is everything the server needs to start. The zero value of a field
+// means its default (see ConfigFromEnv); New applies the same defaults.
+type Config struct {
+	// ListenAddr is the host:port the HTTP server binds (LISTEN_ADDR).
+	ListenAddr string
+	// PublicURL is the URL clients reach the server at, without a trailing
+	// slash (SERVER_PUBLIC_URL); defaults to http://ListenAddr.
+	PublicURL string
+	// DataDir holds the database, generated keys and the wasm compilation
+	// cache (DATA_DIR). It is created with mode 0700.
+	DataDir string
+	// DatabaseURL selects the store (DATABASE_URL); empty means SQLite in DataDir.
+	DatabaseURL string
+	// EncryptionKey is the 32-byte key for secrets at rest (ENCRYPTION_KEY, 64
+	// hex characters); nil means a key generated into DataDir.
+	EncryptionKey []byte
+	// PluginsDir holds operator plugins, *.wasm (PLUGINS_DIR); empty means none.
+	PluginsDir string
+	// BuiltinPluginsDir holds the built-in plugins, <name>/<name>.wasm
+	// (BUILTIN_PLUGINS_DIR).
+	BuiltinPluginsDir string
+	// ToolSurface is what /mcp advertises (MCP_TOOL_SURFACE).
+	ToolSurface ToolSurface
+	// BrowserSessionTTL is how long an idle browser session lives
+	// (BROWSER_SESSION_TTL_SECONDS).
+	BrowserSessionTTL time.Duration
+	// WorkbenchRoot is the root of the exec workspaces (WORKBENCH_ROOT).
+	WorkbenchRoot string
+	// EgressAllowPrivate lets plugins reach loopback and private addresses
+	// (EGRESS_ALLOW_PRIVATE); for development and tests only.
+	EgressAllowPrivate bool
+}
+
+// ConfigFromEnv reads the configuration from environment variables through
+// getenv (os.Getenv in production), applies defaults and validates it. Each
+// error names the variable at fault.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	cfg := Config{
+		ListenAddr:        getenv("LISTEN_ADDR"),
+		PublicURL:         getenv("SERVER_PUBLIC_URL"),
+		DataDir:           getenv("DATA_DIR"),
+		DatabaseURL:       getenv("DATABASE_URL"),
+		PluginsDir:        getenv("PLUGINS_DIR"),
+		BuiltinPluginsDir: getenv("BUILTIN_PLUGINS_DIR"),
+		ToolSurface:       ToolSurface(getenv("MCP_TOOL_SURFACE")),
+		WorkbenchRoot:     getenv("WORKBENCH_ROOT"),
+	}
+	if v := getenv("ENCRYPTION_KEY"); v != "" {
+		key, err := parseEncryptionKey(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: ENCRYPTION_KEY: %v", ErrConfig, err)
+		}
+		cfg.EncryptionKey = key
+	}
+	if v := getenv("BROWSER_SESSION_TTL_SECONDS"); v != "" {
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs <= 0 {
+			return Config{}, fmt.Errorf("%w: BROWSER_SESSION_TTL_SECONDS: %q is not a positive whole number of seconds", ErrConfig, v)
+		}
+		cfg.BrowserSessionTTL = time.Duration(secs) * time.Second
+	}
+	if v := getenv("EGRESS_ALLOW_PRIVATE"); v != "" {
+		allow, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: EGRESS_ALLOW_PRIVATE: %q is not a boolean (use 1 or 0)", ErrConfig, v)
+		}
+		cfg.EgressAllowPrivate = allow
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// withDefaults returns cfg with every unset field set to its default.
+func (cfg Config) withDefaults() Config {
+	if cfg.ListenAddr == "" {
+		cfg.ListenAddr = DefaultListenAddr
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://" + cfg.ListenAddr
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir
+	}
+	if cfg.BuiltinPluginsDir == "" {
+		cfg.BuiltinPluginsDir = DefaultBuiltinPluginsDir
+	}
+	if cfg.ToolSurface == "" {
+		cfg.ToolSurface = DefaultToolSurface
+	}
+	if cfg.BrowserSessionTTL == 0 {
+		cfg.BrowserSessionTTL = DefaultBrowserSessionTTL
+	}
+	return cfg
+}
+
+// Validate checks a configuration whose defaults are applied. Errors wrap
+// ErrConfig and name the environment variable of the field at fault.
+func (cfg Config) Validate() error {
+	if _, port, err := net.SplitHostPort(cfg.ListenAddr); err != nil || port == "" {
+		return fmt.Errorf("%w: LISTEN_ADDR: %q is not host:port", ErrConfig, cfg.ListenAddr)
+	}
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: SERVER_PUBLIC_URL: %q is not an absolute http(s) URL", ErrConfig, cfg.PublicURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%w: SERVER_PUBLIC_URL: %q must not have a query or fragment", ErrConfig, cfg.PublicURL)
+	}
+	if cfg.EncryptionKey != nil && len(cfg.EncryptionKey) != encryptionKeyBytes {
+		return fmt.Errorf("%w: ENCRYPTION_KEY: key is %d bytes, want %d", ErrConfig, len(cfg.EncryptionKey), encryptionKeyBytes)
+	}
+	switch cfg.ToolSurface {
+	case SurfaceMeta, SurfaceDirect, SurfaceBoth:
+	default:
+		return fmt.Errorf("%w: MCP_TOOL_SURFACE: %q is not one of meta, direct, both", ErrConfig, cfg.ToolSurface)
+	}
+	if cfg.BrowserSessionTTL < time.Second {
+		return fmt.Errorf("%w: BROWSER_SESSION_TTL_SECONDS: %v is shorter than one second", ErrConfig, cfg.BrowserSessionTTL)
+	}
+	return nil
+}
+
+func parseEncryptionKey(v string) ([]byte, error) {
+	if len(v) != 2*encryptionKeyBytes {
+		return nil, fmt.Errorf("want %d hex characters, got %d", 2*encryptionKeyBytes, len(v))
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil {
+		return nil, fmt.Errorf("not hexadecimal: %v", err)
+	}
+	return key, nil
+}

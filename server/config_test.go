@@ -1,0 +1,169 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envFrom(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	key := strings.Repeat("0f", 32)
+	tests := []struct {
+		name string
+		env  map[string]string
+		want Config
+	}{
+		{
+			name: "defaults",
+			env:  nil,
+			want: Config{
+				ListenAddr:        "127.0.0.1:8420",
+				PublicURL:         "http://127.0.0.1:8420",
+				DataDir:           "./data",
+				BuiltinPluginsDir: "plugins-wasm",
+				ToolSurface:       SurfaceMeta,
+				BrowserSessionTTL: 300 * time.Second,
+			},
+		},
+		{
+			name: "public URL follows the listen address",
+			env:  map[string]string{"LISTEN_ADDR": "0.0.0.0:9000"},
+			want: Config{
+				ListenAddr:        "0.0.0.0:9000",
+				PublicURL:         "http://0.0.0.0:9000",
+				DataDir:           "./data",
+				BuiltinPluginsDir: "plugins-wasm",
+				ToolSurface:       SurfaceMeta,
+				BrowserSessionTTL: 300 * time.Second,
+			},
+		},
+		{
+			name: "everything set",
+			env: map[string]string{
+				"LISTEN_ADDR":                 "127.0.0.1:0",
+				"SERVER_PUBLIC_URL":           "https://wb.example.com/base/",
+				"DATA_DIR":                    "/var/lib/wb",
+				"DATABASE_URL":                "postgres://wb@db/wb",
+				"ENCRYPTION_KEY":              key,
+				"PLUGINS_DIR":                 "/opt/plugins",
+				"BUILTIN_PLUGINS_DIR":         "/opt/builtin",
+				"MCP_TOOL_SURFACE":            "both",
+				"BROWSER_SESSION_TTL_SECONDS": "42",
+				"WORKBENCH_ROOT":              "/srv/work",
+				"EGRESS_ALLOW_PRIVATE":        "1",
+			},
+			want: Config{
+				ListenAddr:         "127.0.0.1:0",
+				PublicURL:          "https://wb.example.com/base",
+				DataDir:            "/var/lib/wb",
+				DatabaseURL:        "postgres://wb@db/wb",
+				EncryptionKey:      bytes.Repeat([]byte{0x0f}, 32),
+				PluginsDir:         "/opt/plugins",
+				BuiltinPluginsDir:  "/opt/builtin",
+				ToolSurface:        SurfaceBoth,
+				BrowserSessionTTL:  42 * time.Second,
+				WorkbenchRoot:      "/srv/work",
+				EgressAllowPrivate: true,
+			},
+		},
+		{
+			name: "egress explicitly off",
+			env:  map[string]string{"EGRESS_ALLOW_PRIVATE": "false", "MCP_TOOL_SURFACE": "direct"},
+			want: Config{
+				ListenAddr:        "127.0.0.1:8420",
+				PublicURL:         "http://127.0.0.1:8420",
+				DataDir:           "./data",
+				BuiltinPluginsDir: "plugins-wasm",
+				ToolSurface:       SurfaceDirect,
+				BrowserSessionTTL: 300 * time.Second,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ConfigFromEnv(envFrom(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.EncryptionKey, tt.want.EncryptionKey) {
+				t.Errorf("EncryptionKey = %x, want %x", got.EncryptionKey, tt.want.EncryptionKey)
+			}
+			got.EncryptionKey, tt.want.EncryptionKey = nil, nil
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ConfigFromEnv =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigFromEnv_Errors(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		wantVar  string
+		wantText string
+	}{
+		{"short key", map[string]string{"ENCRYPTION_KEY": "abcd"}, "ENCRYPTION_KEY", "want 64 hex characters, got 4"},
+		{"non-hex key", map[string]string{"ENCRYPTION_KEY": strings.Repeat("zz", 32)}, "ENCRYPTION_KEY", "not hexadecimal"},
+		{"surface", map[string]string{"MCP_TOOL_SURFACE": "all"}, "MCP_TOOL_SURFACE", `"all" is not one of meta, direct, both`},
+		{"ttl word", map[string]string{"BROWSER_SESSION_TTL_SECONDS": "5m"}, "BROWSER_SESSION_TTL_SECONDS", `"5m" is not a positive whole number`},
+		{"ttl zero", map[string]string{"BROWSER_SESSION_TTL_SECONDS": "0"}, "BROWSER_SESSION_TTL_SECONDS", "positive"},
+		{"ttl negative", map[string]string{"BROWSER_SESSION_TTL_SECONDS": "-3"}, "BROWSER_SESSION_TTL_SECONDS", "positive"},
+		{"egress", map[string]string{"EGRESS_ALLOW_PRIVATE": "yes please"}, "EGRESS_ALLOW_PRIVATE", "not a boolean"},
+		{"listen addr", map[string]string{"LISTEN_ADDR": "8420"}, "LISTEN_ADDR", "not host:port"},
+		{"public url relative", map[string]string{"SERVER_PUBLIC_URL": "wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},
+		{"public url scheme", map[string]string{"SERVER_PUBLIC_URL": "ftp://wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},
+		{"public url query", map[string]string{"SERVER_PUBLIC_URL": "https://wb.example.com/?a=b"}, "SERVER_PUBLIC_URL", "query"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ConfigFromEnv(envFrom(tt.env))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("error %v does not wrap ErrConfig", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantVar+":") || !strings.Contains(err.Error(), tt.wantText) {
+				t.Errorf("error %q, want it to name %s and say %q", err, tt.wantVar, tt.wantText)
+			}
+		})
+	}
+}
+
+func TestConfig_Validate(t *testing.T) {
+	base := Config{}.withDefaults()
+	tests := []struct {
+		name    string
+		mutate  func(*Config)
+		wantVar string
+	}{
+		{"defaults are valid", func(*Config) {}, ""},
+		{"key of the wrong size", func(c *Config) { c.EncryptionKey = make([]byte, 16) }, "ENCRYPTION_KEY"},
+		{"unknown surface", func(c *Config) { c.ToolSurface = "everything" }, "MCP_TOOL_SURFACE"},
+		{"ttl below a second", func(c *Config) { c.BrowserSessionTTL = time.Millisecond }, "BROWSER_SESSION_TTL_SECONDS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := base
+			tt.mutate(&cfg)
+			err := cfg.Validate()
+			if tt.wantVar == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantVar) {
+				t.Errorf("Validate = %v, want an error naming %s", err, tt.wantVar)
+			}
+		})
+	}
+}

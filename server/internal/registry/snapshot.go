@@ -1,0 +1,145 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/runtime/manifest"
+)
+
+// pluginCloseTimeout bounds closing a retired snapshot's plugins. No call is
+// in flight by then (every lease is released), so it only covers releasing
+// instances and compiled code.
+const pluginCloseTimeout = 30 * time.Second
+
+// Integration is one loaded plugin and where it came from.
+type Integration struct {
+	Name    string
+	Path    string
+	Builtin bool
+	Plugin  *runtime.Plugin
+}
+
+// Manifest returns the plugin's validated manifest. Callers must not modify it.
+func (i *Integration) Manifest() *manifest.Manifest { return i.Plugin.Manifest() }
+
+// Tool is one tool and the integration that provides it.
+type Tool struct {
+	Integration *Integration
+	Spec        *manifest.Tool
+}
+
+// Failure is a plugin that did not make it into the snapshot.
+type Failure struct {
+	Path    string
+	Builtin bool
+	Name    string // the integration name when the manifest was read, else ""
+	Err     error
+}
+
+// Snapshot is an immutable index of integrations and tools. Its metadata
+// (names, manifests, failures) may be read at any time; calling a plugin
+// requires a lease from Registry.Acquire so the plugin stays open.
+type Snapshot struct {
+	integrations []*Integration // sorted by name
+	byName       map[string]*Integration
+	tools        []Tool // sorted by slug
+	bySlug       map[string]Tool
+	failed       []Failure // in source order
+
+	// refs counts the owner's reference (Swap or Close hands it over) plus
+	// every lease. At zero the plugins are closed and refs never rises again.
+	refs    atomic.Int64
+	claimed atomic.Bool // passed to Swap or Close already
+	logger  *slog.Logger
+}
+
+// ErrClaimed is returned when a snapshot is passed to Swap or Close twice.
+var ErrClaimed = errors.New("snapshot was already swapped in or closed")
+
+func newSnapshot(integrations []*Integration, failed []Failure) *Snapshot {
+	s := &Snapshot{
+		byName: make(map[string]*Integration, len(integrations)),
+		bySlug: map[string]Tool{},
+		failed: failed,
+	}
+	for _, in := range integrations {
+		s.integrations = append(s.integrations, in)
+		s.byName[in.Name] = in
+		m := in.Manifest()
+		for i := range m.Tools {
+			t := Tool{Integration: in, Spec: &m.Tools[i]}
+			s.tools = append(s.tools, t)
+			s.bySlug[t.Spec.Slug] = t
+		}
+	}
+	slices.SortFunc(s.integrations, func(a, b *Integration) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.tools, func(a, b Tool) int { return strings.Compare(a.Spec.Slug, b.Spec.Slug) })
+	s.refs.Store(1)
+	return s
+}
+
+// Integration returns the integration with the given name.
+func (s *Snapshot) Integration(name string) (*Integration, bool) {
+	in, ok := s.byName[name]
+	return in, ok
+}
+
+// Integrations returns every loaded integration sorted by name.
+func (s *Snapshot) Integrations() []*Integration { return slices.Clone(s.integrations) }
+
+// Tool returns the tool with the given slug and the integration providing it.
+func (s *Snapshot) Tool(slug string) (Tool, bool) {
+	t, ok := s.bySlug[slug]
+	return t, ok
+}
+
+// Tools returns every tool sorted by slug.
+func (s *Snapshot) Tools() []Tool { return slices.Clone(s.tools) }
+
+// Failed returns the plugins that failed to load, in load order (built-in
+// first, then by path), each with its reason.
+func (s *Snapshot) Failed() []Failure { return slices.Clone(s.failed) }
+
+// Close releases a snapshot that was never passed to Swap, for instance one
+// built by Load and then discarded; its plugins close once no lease is left.
+func (s *Snapshot) Close() error {
+	if !s.claimed.CompareAndSwap(false, true) {
+		return ErrClaimed
+	}
+	s.unref()
+	return nil
+}
+
+// tryRef takes a lease unless the snapshot has already drained.
+func (s *Snapshot) tryRef() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// unref drops one reference and closes the plugins with the last one.
+func (s *Snapshot) unref() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pluginCloseTimeout)
+	defer cancel()
+	for _, in := range s.integrations {
+		if err := in.Plugin.Close(ctx); err != nil && s.logger != nil {
+			s.logger.Warn("closing retired plugin", "integration", in.Name, "path", in.Path, "err", err)
+		}
+	}
+}

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"sync"
 	"testing"
 
 	"github.com/workbench-dev/workbench/runtime/credential"
@@ -43,44 +47,91 @@ func BenchmarkCall64B(b *testing.B) {
 			}
 		}
 	})
-	b.Run("wasm-small", func(b *testing.B) {
-		p := loadHostile(b, Config{})
-		ctx := context.Background()
-		call := Call{Tool: "fixture_echo", UserID: "u1", Input: payload64}
-		for b.Loop() {
-			if _, err := p.Call(ctx, call); err != nil {
-				b.Fatal(err)
+	for _, m := range benchModules {
+		b.Run("wasm-"+m.name, func(b *testing.B) {
+			p := m.load(b)
+			ctx := context.Background()
+			call := Call{Tool: m.tool, UserID: "u1", Input: payload64}
+			for b.Loop() {
+				if _, err := p.Call(ctx, call); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 }
+
+// benchModules are the two kinds of plugin the benchmarks compare: a small
+// hand-written module (the size of a C, AssemblyScript or Rust plugin) and a
+// Go plugin built with the Go PDK.
+var benchModules = []struct {
+	name, tool string
+	load       func(b *testing.B) *Plugin
+}{
+	{"small", "fixture_echo", func(b *testing.B) *Plugin { return loadHostile(b, Config{}) }},
+	{"go", "goecho_echo", func(b *testing.B) *Plugin {
+		p, err := newTestHost(b, Config{}).Load(context.Background(), goEcho(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}},
+}
+
+// goEcho builds testdata/goecho with the Go PDK once per test binary.
+func goEcho(b *testing.B) []byte {
+	goEchoOnce.Do(func() {
+		out := filepath.Join(os.TempDir(), fmt.Sprintf("workbench-goecho-%d.wasm", os.Getpid()))
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
+		cmd.Dir = filepath.Join("testdata", "goecho")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			goEchoErr = fmt.Errorf("build goecho: %v\n%s", err, msg)
+			return
+		}
+		goEchoWasm, goEchoErr = os.ReadFile(out)
+		os.Remove(out)
+	})
+	if goEchoErr != nil {
+		b.Fatal(goEchoErr)
+	}
+	return goEchoWasm
+}
+
+var (
+	goEchoOnce sync.Once
+	goEchoWasm []byte
+	goEchoErr  error
+)
 
 // BenchmarkIsolation compares the two ways of keeping users apart: a warm
 // per-user pool (what the runtime does) and a fresh instance per call.
 func BenchmarkIsolation(b *testing.B) {
 	ctx := context.Background()
-	p := loadHostile(b, Config{})
-	b.Run("per-user-pool", func(b *testing.B) {
-		for i := 0; b.Loop(); i++ {
-			if _, err := p.Call(ctx, Call{Tool: "fixture_echo", UserID: fmt.Sprint("u", i%4), Input: payload64}); err != nil {
-				b.Fatal(err)
+	for _, m := range benchModules {
+		p := m.load(b)
+		b.Run(m.name+"/per-user-pool", func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, err := p.Call(ctx, Call{Tool: m.tool, UserID: fmt.Sprint("u", i%4), Input: payload64}); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("fresh-instance", func(b *testing.B) {
-		st := &callState{plugin: p, tool: p.tools["fixture_echo"]}
-		cctx := context.WithValue(ctx, callStateKey{}, st)
-		for b.Loop() {
-			in, err := instantiate(ctx, p.rt, p.compiled, p.logger, "u1")
-			if err != nil {
-				b.Fatal(err)
+		})
+		b.Run(m.name+"/fresh-instance", func(b *testing.B) {
+			st := &callState{plugin: p, tool: p.tools[m.tool]}
+			cctx := context.WithValue(ctx, callStateKey{}, st)
+			for b.Loop() {
+				in, err := instantiate(ctx, p.rt, p.compiled, p.logger, "u1")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, terr := runExport(cctx, in, st, m.tool, payload64); terr != nil {
+					b.Fatal(terr)
+				}
+				in.close(ctx)
 			}
-			if _, terr := runExport(cctx, in, st, "fixture_echo", payload64); terr != nil {
-				b.Fatal(terr)
-			}
-			in.close(ctx)
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkHTTPRequest compares http_request through the plugin host with a
@@ -113,26 +164,62 @@ func BenchmarkHTTPRequest(b *testing.B) {
 	})
 }
 
-// BenchmarkInstantiate measures creating one instance of the small fixture
-// and the memory an idle instance holds.
+// BenchmarkInstantiate measures creating one instance (with _initialize
+// for the Go plugin) and the heap an idle instance holds.
 func BenchmarkInstantiate(b *testing.B) {
 	ctx := context.Background()
-	p := loadHostile(b, Config{})
-	var keep []*instance
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		in, err := instantiate(ctx, p.rt, p.compiled, p.logger, "u1")
+	for _, m := range benchModules {
+		b.Run(m.name, func(b *testing.B) {
+			p := m.load(b)
+			var keep []*instance
+			var before, after goruntime.MemStats
+			goruntime.GC()
+			goruntime.ReadMemStats(&before)
+			for b.Loop() {
+				in, err := instantiate(ctx, p.rt, p.compiled, p.logger, "u1")
+				if err != nil {
+					b.Fatal(err)
+				}
+				keep = append(keep, in)
+			}
+			goruntime.GC()
+			goruntime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(keep)), "heap-B/instance")
+			for _, in := range keep {
+				in.close(ctx)
+			}
+		})
+	}
+}
+
+// BenchmarkCompileGitHub compiles the built github plugin with an empty
+// compilation cache and with a warm on-disk one (a restarted server).
+func BenchmarkCompileGitHub(b *testing.B) {
+	wasm, err := os.ReadFile(filepath.Join("..", "plugins-wasm", "github", "github.wasm"))
+	if err != nil {
+		b.Fatalf("%v: run `make plugins` first (make bench does)", err)
+	}
+	ctx := context.Background()
+	load := func(b *testing.B, dir string) {
+		h, err := NewHost(ctx, Config{CacheDir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}
-		keep = append(keep, in)
+		if _, err := h.Load(ctx, wasm); err != nil {
+			b.Fatal(err)
+		}
+		h.Close(ctx)
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(keep)), "heap-B/instance")
-	for _, in := range keep {
-		in.close(ctx)
-	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			load(b, b.TempDir())
+		}
+	})
+	b.Run("from-disk-cache", func(b *testing.B) {
+		dir := b.TempDir()
+		load(b, dir)
+		for b.Loop() {
+			load(b, dir)
+		}
+	})
 }

@@ -26,6 +26,7 @@ test-deps:
 test: test-deps plugins
 	$(GO) test -race -count=1 ./...
 	cd $(PDK_GO) && $(GO) test -count=1 ./...
+	for mod in plugins-wasm/*/go.mod; do (cd "$$(dirname "$$mod")" && $(GO) test -count=1 ./...) || exit 1; done
 
 ## bench: the benchmarks
 bench: test-deps plugins

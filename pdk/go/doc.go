@@ -1,0 +1,55 @@
+// Package pdk is the Go plugin development kit for Workbench plugins: the
+// guest side of the ABI in docs/abi.md.
+//
+// A plugin is a WASI preview 1 reactor built with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o name.wasm .
+//
+// Importing this package exports the module's allocator (wb_alloc) and its
+// manifest (manifest). The author declares typed tools with [Tool], registers
+// them with [Register] from an init function, and writes one exported
+// function per tool, because Go's //go:wasmexport needs a static name:
+//
+//	var getRepo = pdk.Tool("github_get_repo", "Returns one repository.", getRepoHandler, pdk.ReadOnly())
+//
+//	func init() { pdk.Register(pdk.Plugin{Name: "github", ...}, getRepo) }
+//
+//	//go:wasmexport github_get_repo
+//	func githubGetRepo(ptr, size uint32) uint32 { return getRepo.Run(ptr, size) }
+//
+//	func main() {}
+//
+// # Schemas and input
+//
+// A tool's inputSchema and outputSchema are generated from the handler's Go
+// types with github.com/google/jsonschema-go: json tags name the properties,
+// fields without omitempty (or omitzero) are required, a `jsonschema:"..."`
+// tag is the description, and structs admit no other properties. Field tags
+// add enum:"a,b", default:"30", minimum:"1", maximum:"100" and
+// pattern:"^re$". Before a handler runs, its input is checked against that
+// schema; a violation is an INVALID_ARGUMENTS error naming the field
+// ("list[1].per_page"), and defaults fill the fields the input left out.
+//
+// jsonschema-go follows Go's field visibility: a field shadowed by an
+// embedded struct of the same name (an embedded Page holding a Page field)
+// is left out of the schema, so inputs using it are refused. Name embedded
+// structs differently from their fields.
+//
+// # Errors
+//
+// A handler that returns an [*Error] reports its code; any other error is
+// TOOL_ERROR; a panic is recovered and reported as TOOL_ERROR with the panic
+// value (and logged with its stack). Host failures of [HTTPClient] requests
+// arrive as [*Error] with the host's code (EGRESS_DENIED, NOT_CONNECTED, ...)
+// and keep it when returned.
+//
+// # Host services
+//
+// Handlers reach the outside world only through [HTTPClient] (the host adds
+// the user's credential; a plugin never sees it), read settings with [Config]
+// and [BaseURL], and report through [LogInfo] and its siblings and
+// [Progress].
+//
+// In a native (non-wasip1) build, used by `go test`, the host imports are
+// served by a [TestHost] instead of the Workbench runtime.
+package pdk

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -91,5 +93,37 @@ func TestHost_Inspect(t *testing.T) {
 	}
 	if !sawHTTP || !sawAlloc {
 		t.Fatalf("imports %v exports %v", r.Imports, r.Exports)
+	}
+}
+
+// TestHost_Load_manifestCache: a module's manifest is read once and then
+// served from the cache directory; a damaged cache entry is read again.
+func TestHost_Load_manifestCache(t *testing.T) {
+	dir := t.TempDir()
+	wasm := wat(t, "hostile", fixtureManifest("api.test"))
+	load := func() *Plugin {
+		p, err := newTestHost(t, Config{CacheDir: dir}).Load(context.Background(), wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	load()
+	entries, err := filepath.Glob(filepath.Join(dir, "manifests", "*.json"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("manifest cache entries: %v %v", entries, err)
+	}
+	var m map[string]any
+	b, _ := os.ReadFile(entries[0])
+	json.Unmarshal(b, &m)
+	m["description"] = "served from the cache"
+	b, _ = json.Marshal(m)
+	os.WriteFile(entries[0], b, 0o600)
+	if got := load().Manifest().Description; got != "served from the cache" {
+		t.Fatalf("description %q: the cached manifest was not used", got)
+	}
+	os.WriteFile(entries[0], []byte("{broken"), 0o600)
+	if got := load().Manifest().Description; got != "Hand-written hostile fixture for runtime tests." {
+		t.Fatalf("description %q after a damaged cache entry", got)
 	}
 }

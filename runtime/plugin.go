@@ -2,10 +2,14 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -111,7 +115,7 @@ func (p *Plugin) probe(ctx context.Context, wasm []byte, memoryPages uint32) (*m
 		rt.Close(ctx)
 		return nil, fmt.Errorf("not an ABI v1 plugin: %s", strings.Join(problems, "; "))
 	}
-	m, err := readManifest(ctx, rt, compiled, p.host.logger)
+	m, err := p.host.manifestOf(ctx, rt, compiled, wasm)
 	if err == nil {
 		err = checkToolExports(compiled, m)
 	}
@@ -121,6 +125,52 @@ func (p *Plugin) probe(ctx context.Context, wasm []byte, memoryPages uint32) (*m
 	}
 	p.rt, p.compiled = rt, compiled
 	return m, nil
+}
+
+// manifestOf reads the module's manifest, from the host's cache directory
+// when this exact module was loaded before: a manifest depends only on the
+// module's bytes, and reading it means instantiating the module, which for
+// a Go plugin costs more than compiling it from the cache.
+func (h *Host) manifestOf(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, wasm []byte) (*manifest.Manifest, error) {
+	if h.cfg.CacheDir == "" {
+		return readManifest(ctx, rt, compiled, h.logger)
+	}
+	sum := sha256.Sum256(wasm)
+	path := filepath.Join(h.cfg.CacheDir, "manifests", hex.EncodeToString(sum[:])+".json")
+	if b, err := os.ReadFile(path); err == nil {
+		if m, err := manifest.Parse(b); err == nil {
+			return m, nil
+		}
+	}
+	m, err := readManifest(ctx, rt, compiled, h.logger)
+	if err != nil {
+		return nil, err
+	}
+	if b, err := json.Marshal(m); err == nil {
+		if err := writeFileAtomic(path, b); err != nil {
+			h.logger.Warn("cannot cache manifest", "path", path, "error", err)
+		}
+	}
+	return m, nil
+}
+
+// writeFileAtomic writes b to path through a temporary file and a rename,
+// so a crash never leaves a truncated file behind.
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".manifest-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // readManifest calls the manifest export on a fresh instance and validates it.

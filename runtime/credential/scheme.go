@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Auth modes an integration's manifest may declare.
@@ -80,7 +82,7 @@ func (p Placement) validate() error {
 	var templates []string
 	switch p.In {
 	case InHeader:
-		if !isToken(p.Name) {
+		if !httpguts.ValidHeaderFieldName(p.Name) {
 			return fmt.Errorf("credential: placement header name %q is not a valid header name", p.Name)
 		}
 		for _, h := range hostOwnedHeaders {
@@ -220,7 +222,7 @@ func (s Scheme) Apply(req *http.Request, c *Credential) error {
 		if c.AccessToken == "" {
 			return fmt.Errorf("credential: oauth2 credential has no access token: %w", ErrNotConnected)
 		}
-		if !validHeaderValue(c.AccessToken) {
+		if !httpguts.ValidHeaderFieldValue(c.AccessToken) {
 			return errors.New("credential: oauth2 access token contains characters not allowed in a header")
 		}
 		req.Header.Set("Authorization", "Bearer "+c.AccessToken)
@@ -246,7 +248,7 @@ func (p Placement) attach(req *http.Request, fields map[string]string) error {
 		if err != nil {
 			return err
 		}
-		if !validHeaderValue(v) {
+		if !httpguts.ValidHeaderFieldValue(v) {
 			return fmt.Errorf("credential: apikey header %s: value contains characters not allowed in a header", p.Name)
 		}
 		req.Header.Set(p.Name, v)
@@ -294,29 +296,3 @@ func (b Binding) Strip(req *http.Request) { b.Scheme.Strip(req) }
 
 // Apply strips and attaches the bound credential (Scheme.Apply).
 func (b Binding) Apply(req *http.Request) error { return b.Scheme.Apply(req, b.Credential) }
-
-// isToken reports whether s is a non-empty RFC 9110 token (a valid header name).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// validHeaderValue reports whether s may be sent as a header value: no
-// control characters other than horizontal tab.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}

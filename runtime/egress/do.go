@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Request is one outbound HTTP request as a plugin describes it.
@@ -251,7 +253,7 @@ func validateRequest(r Request) (string, *url.URL, http.Header, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	if !isToken(method) || len(method) > 32 {
+	if !httpguts.ValidHeaderFieldName(method) || len(method) > 32 {
 		return invalid("method is not a valid HTTP method")
 	}
 	switch strings.ToUpper(method) {
@@ -280,7 +282,7 @@ func validateRequest(r Request) (string, *url.URL, http.Header, error) {
 	header := make(http.Header, len(r.Header))
 	size := 0
 	for name, values := range r.Header {
-		if !isToken(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			return invalid(fmt.Sprintf("header name %q is not valid", name))
 		}
 		key := http.CanonicalHeaderKey(name)
@@ -291,7 +293,7 @@ func validateRequest(r Request) (string, *url.URL, http.Header, error) {
 			}
 		}
 		for _, v := range values {
-			if !validHeaderValue(v) {
+			if !httpguts.ValidHeaderFieldValue(v) {
 				return invalid("header " + key + " has a value with control characters")
 			}
 			size += len(key) + len(v) + 4
@@ -302,29 +304,4 @@ func validateRequest(r Request) (string, *url.URL, http.Header, error) {
 		header[key] = append(header[key], values...)
 	}
 	return method, u, header, nil
-}
-
-// isToken reports whether s is a non-empty RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// validHeaderValue reports whether s has no control characters other than tab.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }

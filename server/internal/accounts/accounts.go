@@ -1,0 +1,145 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/workbench-dev/workbench/server/internal/secrets"
+	"github.com/workbench-dev/workbench/server/internal/store"
+)
+
+// ErrUnauthenticated: a bearer token or a password did not check out. The
+// error never says which part was wrong.
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+// FirstAdminEmail is the email of the admin created on an empty store.
+const FirstAdminEmail = "admin@workbench.local"
+
+// NewUser describes a user to add.
+type NewUser struct {
+	TenantID  string // empty: store.DefaultTenant
+	Email     string
+	Password  string // empty: no password login until one is set
+	IsAdmin   bool
+	TokenName string // name of the first API token; empty: "default"
+}
+
+// AddUser creates a user and its first API token, and returns the token:
+// the only time it exists in clear.
+func AddUser(ctx context.Context, st store.Store, nu NewUser) (store.User, string, error) {
+	var hash string
+	if nu.Password != "" {
+		var err error
+		if hash, err = secrets.HashPassword(nu.Password); err != nil {
+			return store.User{}, "", err
+		}
+	}
+	u, err := st.CreateUser(ctx, store.NewUser{TenantID: nu.TenantID, Email: nu.Email, PasswordHash: hash, IsAdmin: nu.IsAdmin})
+	if err != nil {
+		return store.User{}, "", err
+	}
+	name := nu.TokenName
+	if name == "" {
+		name = "default"
+	}
+	_, token, err := CreateToken(ctx, st, u.ID, name)
+	if err != nil {
+		return store.User{}, "", fmt.Errorf("accounts: user %s was created but its token was not: %w", u.Email, err)
+	}
+	return u, token, nil
+}
+
+// EnsureAdmin creates an admin (FirstAdminEmail, no password) with an API
+// token when the store has no user at all. created is false, and the token
+// empty, when users already exist. Two servers starting at once on one
+// database create one admin: the loser sees store.ErrConflict and reports
+// created false.
+func EnsureAdmin(ctx context.Context, st store.Store) (u store.User, token string, created bool, err error) {
+	n, err := st.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return store.User{}, "", false, err
+	}
+	u, token, err = AddUser(ctx, st, NewUser{Email: FirstAdminEmail, IsAdmin: true, TokenName: "first start"})
+	if errors.Is(err, store.ErrConflict) {
+		return store.User{}, "", false, nil
+	}
+	if err != nil {
+		return store.User{}, "", false, err
+	}
+	return u, token, true, nil
+}
+
+// CreateToken mints an API token for a user and returns its record and the
+// token itself (shown once).
+func CreateToken(ctx context.Context, st store.Store, userID, name string) (store.Token, string, error) {
+	token, hash, prefix := secrets.NewToken()
+	rec, err := st.CreateToken(ctx, store.NewToken{UserID: userID, Name: name, Hash: hash, Prefix: prefix})
+	if err != nil {
+		return store.Token{}, "", err
+	}
+	return rec, token, nil
+}
+
+// Authenticate returns the unrevoked token record a bearer token belongs to,
+// or an error wrapping ErrUnauthenticated.
+func Authenticate(ctx context.Context, st store.Store, bearer string) (store.Token, error) {
+	if !secrets.LooksLikeToken(bearer) {
+		return store.Token{}, fmt.Errorf("accounts: malformed API token: %w", ErrUnauthenticated)
+	}
+	t, err := st.TokenByHash(ctx, secrets.HashToken(bearer))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Token{}, fmt.Errorf("accounts: unknown or revoked API token: %w", ErrUnauthenticated)
+	}
+	return t, err
+}
+
+// dummyHash is verified when the email is unknown, so a login takes as long
+// whether or not the account exists.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := secrets.HashPassword("workbench timing equaliser")
+	return h
+})
+
+// Login checks an email and password and returns the user, or an error
+// wrapping ErrUnauthenticated that does not say which was wrong.
+func Login(ctx context.Context, st store.Store, tenantID, email, password string) (store.User, error) {
+	fail := fmt.Errorf("accounts: wrong email or password: %w", ErrUnauthenticated)
+	if tenantID == "" {
+		tenantID = store.DefaultTenant
+	}
+	u, err := st.UserByEmail(ctx, tenantID, email)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		_, _ = secrets.VerifyPassword(password, dummyHash())
+		return store.User{}, fail
+	}
+	if err != nil {
+		return store.User{}, err
+	}
+	hash, err := st.PasswordHash(ctx, u.ID)
+	if err != nil {
+		return store.User{}, err
+	}
+	if hash == "" {
+		_, _ = secrets.VerifyPassword(password, dummyHash())
+		return store.User{}, fail
+	}
+	ok, err := secrets.VerifyPassword(password, hash)
+	if err != nil {
+		return store.User{}, err
+	}
+	if !ok {
+		return store.User{}, fail
+	}
+	return u, nil
+}
+
+// SetPassword hashes and stores a user's new password.
+func SetPassword(ctx context.Context, st store.Store, userID, password string) error {
+	hash, err := secrets.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	return st.SetPasswordHash(ctx, userID, hash)
+}

@@ -1,0 +1,147 @@
+package store
+
+import "time"
+
+// DefaultTenant is the id of the tenant the first migration creates; every
+// user belongs to it until Workbench serves several organisations.
+const DefaultTenant = "default"
+
+// Tenant is an organisation; users and everything they own belong to one.
+type Tenant struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// User is a person who signs in to the portal and owns tokens and
+// connections. The password hash is kept apart (see Store.PasswordHash).
+type User struct {
+	ID        string // "usr_" and random characters
+	TenantID  string
+	Email     string // as entered; unique per tenant ignoring case
+	IsAdmin   bool
+	CreatedAt time.Time
+}
+
+// NewUser is what CreateUser needs.
+type NewUser struct {
+	TenantID     string // empty means DefaultTenant
+	Email        string
+	PasswordHash string // encoded argon2id hash, or empty: no password login
+	IsAdmin      bool
+}
+
+// Token is an API token's record. The token itself is never stored: only its
+// SHA-256 and a short prefix that lets a person recognise it.
+type Token struct {
+	ID         string // "tok_" and random characters
+	TenantID   string
+	UserID     string
+	Name       string
+	Prefix     string
+	CreatedAt  time.Time
+	LastUsedAt time.Time // zero if never used; updated at most once a minute
+	RevokedAt  time.Time // zero unless revoked
+}
+
+// NewToken is what CreateToken needs.
+type NewToken struct {
+	UserID string
+	Name   string
+	Hash   string // hex SHA-256 of the token
+	Prefix string // the first characters of the token, for display
+}
+
+// Session is a signed-in portal browser. The session cookie is never stored:
+// only its SHA-256.
+type Session struct {
+	IDHash     string
+	TenantID   string
+	UserID     string
+	CSRFSecret string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+}
+
+// ConnectionStatus says whether a stored credential is usable.
+type ConnectionStatus string
+
+// The connection statuses.
+const (
+	// ConnectionActive: the credential is usable.
+	ConnectionActive ConnectionStatus = "active"
+	// ConnectionFailed: the credential stopped working (a refresh failed);
+	// Reason says why. The user is not connected until they connect again.
+	ConnectionFailed ConnectionStatus = "failed"
+)
+
+// Connection is one user's stored credential for one integration. The
+// credential and the refresh material are sealed by the caller (see package
+// secrets); KeyID names the key that sealed both.
+type Connection struct {
+	ID            string // "con_" and random characters
+	TenantID      string
+	UserID        string
+	Integration   string
+	Mode          string // the integration's auth mode when it was stored
+	Sealed        []byte // the sealed credential
+	SealedRefresh []byte // the sealed refresh material, or nil
+	KeyID         string
+	ExpiresAt     time.Time // when the access token expires; zero if it does not
+	Status        ConnectionStatus
+	Reason        string // why Status is failed; empty when active
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// PendingStatus is where a pending connection is in its lifecycle.
+type PendingStatus string
+
+// The pending connection statuses. PENDING is the only non-terminal one.
+const (
+	PendingWaiting   PendingStatus = "PENDING"
+	PendingConnected PendingStatus = "CONNECTED"
+	PendingExpired   PendingStatus = "EXPIRED"
+	PendingFailed    PendingStatus = "FAILED"
+)
+
+// Terminal reports whether s is a final status.
+func (s PendingStatus) Terminal() bool {
+	return s == PendingConnected || s == PendingExpired || s == PendingFailed
+}
+
+// PendingConnection is a connect handshake in flight, created by `connect`
+// and polled by `wait_for_connection`.
+type PendingConnection struct {
+	ID             string // "pc_" and random characters
+	TenantID       string
+	UserID         string
+	Integration    string
+	Mode           string
+	State          string // the OAuth state; set only in CreatePending's result
+	SealedVerifier []byte // the sealed PKCE verifier, or nil
+	KeyID          string // the key that sealed SealedVerifier
+	Status         PendingStatus
+	Reason         string // why the record is FAILED or EXPIRED
+	CreatedAt      time.Time
+	ExpiresAt      time.Time // end of the handshake window
+	TerminalAt     time.Time // when the status became terminal; zero while PENDING
+}
+
+// NewPending is what CreatePending needs.
+type NewPending struct {
+	UserID         string
+	Integration    string
+	Mode           string
+	SealedVerifier []byte
+	KeyID          string
+	ExpiresAt      time.Time
+}
+
+// Outcome ends a pending connection. A CONNECTED outcome may carry the
+// connection to store in the same transaction.
+type Outcome struct {
+	Status     PendingStatus // CONNECTED, FAILED or EXPIRED
+	Reason     string
+	Connection *Connection // stored (as PutConnection would) when Status is CONNECTED
+}

@@ -83,6 +83,8 @@ var hostileTools = []struct {
 	{"fixture_bad_http_head", nil},
 	{"fixture_bad_http_body", nil},
 	{"fixture_len_overflow", nil},
+	{"fixture_elicit", nil},
+	{"fixture_sample", nil},
 }
 
 // fixtureManifest is the manifest of testdata/hostile.wat: an apikey

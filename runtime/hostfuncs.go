@@ -36,6 +36,8 @@ var hostImports = []hostImport{
 	{"config_get", configGet, []api.ValueType{i32, i32}, []api.ValueType{i32}},
 	{"progress", progress, []api.ValueType{f64, f64, i32, i32}, nil},
 	{"http_request", httpRequest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
+	{"elicit", elicit, []api.ValueType{i32, i32}, []api.ValueType{i32}},
+	{"sample", sample, []api.ValueType{i32, i32}, []api.ValueType{i32}},
 }
 
 func hostModule(rt wazero.Runtime) wazero.HostModuleBuilder {
@@ -59,6 +61,7 @@ type callState struct {
 	tool     *toolEntry
 	user     string
 	progress func(Progress)
+	client   Client
 
 	output     []byte
 	outputSet  bool
@@ -66,6 +69,7 @@ type callState struct {
 	hasPending bool
 	logs       int
 	requests   int
+	talkBacks  int
 	lastReport time.Time
 
 	cred *credentialState
@@ -138,7 +142,11 @@ func logRecord(ctx context.Context, mod api.Module, stack []uint64) {
 		}
 		return
 	}
-	st.plugin.logger.Log(ctx, logLevel(level), string(msg[:min(len(msg), maxLogRecordBytes)]), "tool", st.tool.Slug, "user", st.user)
+	text := string(msg[:min(len(msg), maxLogRecordBytes)])
+	st.plugin.logger.Log(ctx, logLevel(level), text, "tool", st.tool.Slug, "user", st.user)
+	if st.client != nil {
+		st.client.Log(logLevel(level), text)
+	}
 }
 
 func logLevel(l int32) slog.Level {
@@ -198,4 +206,30 @@ func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 	st.setPending(append(head, respBody...))
 	stack[0] = uint64(len(head))<<32 | uint64(len(respBody))
+}
+
+func elicit(ctx context.Context, mod api.Module, stack []uint64) {
+	talkBackImport(ctx, mod, stack, "elicit")
+}
+
+func sample(ctx context.Context, mod api.Module, stack []uint64) {
+	talkBackImport(ctx, mod, stack, "sample")
+}
+
+// talkBackImport serves elicit and sample: the result JSON becomes the
+// pending result and its length is returned; a failure returns minus the
+// length of the pending error JSON.
+func talkBackImport(ctx context.Context, mod api.Module, stack []uint64, kind string) {
+	st := stateFrom(ctx)
+	st.requireTool(kind)
+	req := guestBytes(mod, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), kind)
+	out, terr := st.talkBack(ctx, kind, req)
+	if terr != nil {
+		out, _ = json.Marshal(terr)
+		st.setPending(out)
+		stack[0] = api.EncodeI32(-int32(len(out)))
+		return
+	}
+	st.setPending(out)
+	stack[0] = api.EncodeU32(uint32(len(out)))
 }

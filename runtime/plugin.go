@@ -54,6 +54,9 @@ type Call struct {
 	Input  []byte
 	// Progress receives the plugin's progress reports; nil drops them.
 	Progress func(Progress)
+	// Client is the MCP client for log, elicit and sample; nil means the
+	// call has none (the CLI), and elicit and sample fail with UNSUPPORTED.
+	Client Client
 }
 
 // Load compiles a plugin, reads its manifest and validates it together with
@@ -253,7 +256,7 @@ func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessag
 	if err != nil {
 		return nil, p.callError(ctx, err, t)
 	}
-	st := &callState{plugin: p, tool: t, user: c.UserID, progress: c.Progress}
+	st := &callState{plugin: p, tool: t, user: c.UserID, progress: c.Progress, client: c.Client}
 	out, rerr := runExport(context.WithValue(ctx, callStateKey{}, st), in, st, t.ExportName(), c.Input)
 	p.pool.release(context.WithoutCancel(ctx), in, rerr == nil || !rerr.host)
 	if rerr != nil {

@@ -9,6 +9,8 @@
   (import "workbench_v1" "config_get" (func $config_get (param i32 i32) (result i32)))
   (import "workbench_v1" "progress" (func $progress (param f64 f64 i32 i32)))
   (import "workbench_v1" "http_request" (func $http_request (param i32 i32 i32 i32) (result i64)))
+  (import "workbench_v1" "elicit" (func $elicit (param i32 i32) (result i32)))
+  (import "workbench_v1" "sample" (func $sample (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_prestat_get" (func $fd_prestat_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "path_open" (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
@@ -191,6 +193,24 @@
     (call $output_set (i32.const 65536) (i32.const -65536))
     (i32.const 0))
 
+  ;; the input is the elicit (or sample) request; the result is the output, a failure the tool error
+  (func $fixture_elicit (param $p i32) (param $n i32) (result i32)
+    (call $relay (call $elicit (local.get $p) (local.get $n))))
+
+  (func $fixture_sample (param $p i32) (param $n i32) (result i32)
+    (call $relay (call $sample (local.get $p) (local.get $n))))
+
+  ;; outputs the pending result of an import that returned $r: a length, or minus the error's length
+  (func $relay (param $r i32) (result i32)
+    (if (i32.lt_s (local.get $r) (i32.const 0))
+      (then
+        (drop (call $result_read (i32.const 196608) (i32.sub (i32.const 0) (local.get $r))))
+        (call $output_set (i32.const 196608) (i32.sub (i32.const 0) (local.get $r)))
+        (return (i32.const 1))))
+    (drop (call $result_read (i32.const 196608) (local.get $r)))
+    (call $output_set (i32.const 196608) (local.get $r))
+    (i32.const 0))
+
   ;; writes the decimal form of a non-negative $v at $at; returns the number of bytes
   (func $itoa (param $v i32) (param $at i32) (result i32)
     (local $n i32) (local $t i32) (local $i i32)
@@ -234,4 +254,6 @@
   (export "fixture_bad_http_head" (func $fixture_bad_http_head))
   (export "fixture_bad_http_body" (func $fixture_bad_http_body))
   (export "fixture_len_overflow" (func $fixture_len_overflow))
+  (export "fixture_elicit" (func $fixture_elicit))
+  (export "fixture_sample" (func $fixture_sample))
 )

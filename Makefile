@@ -15,7 +15,7 @@ build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/workbench
 
 ## plugins: every built-in plugin in plugins-wasm/ to .wasm
-plugins:
+plugins: test-deps
 	tools/build-plugins.sh
 
 ## test-deps: install what the tests need (idempotent)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/workbench-dev/workbench/server/internal/mcp"
 )
 
 // ErrConfig is wrapped by every configuration error.
@@ -31,6 +33,7 @@ const (
 	DefaultBuiltinPluginsDir = "plugins-wasm"
 	DefaultToolSurface       = SurfaceMeta
 	DefaultBrowserSessionTTL = 300 * time.Second
+	DefaultConnectWindow     = 10 * time.Minute
 )
 
 // encryptionKeyBytes is the AES-256 key size ENCRYPTION_KEY must decode to.
@@ -52,6 +55,10 @@ type Config struct {
 	// EncryptionKey is the 32-byte key for secrets at rest (ENCRYPTION_KEY, 64
 	// hex characters); nil means a key generated into DataDir.
 	EncryptionKey []byte
+	// EncryptionKeysOld are earlier keys (ENCRYPTION_KEYS_OLD, comma-separated
+	// 64 hex characters each): secrets sealed with them still open, and
+	// `workbench keys rotate` re-seals them under EncryptionKey.
+	EncryptionKeysOld [][]byte
 	// PluginsDir holds operator plugins, *.wasm (PLUGINS_DIR); empty means none.
 	PluginsDir string
 	// BuiltinPluginsDir holds the built-in plugins, <name>/<name>.wasm
@@ -62,11 +69,18 @@ type Config struct {
 	// BrowserSessionTTL is how long an idle browser session lives
 	// (BROWSER_SESSION_TTL_SECONDS).
 	BrowserSessionTTL time.Duration
+	// ConnectWindow is how long a user has to finish connecting an
+	// integration after connect (CONNECT_WINDOW_SECONDS).
+	ConnectWindow time.Duration
 	// WorkbenchRoot is the root of the exec workspaces (WORKBENCH_ROOT).
 	WorkbenchRoot string
 	// EgressAllowPrivate lets plugins reach loopback and private addresses
 	// (EGRESS_ALLOW_PRIVATE); for development and tests only.
 	EgressAllowPrivate bool
+
+	// MCPAuthenticator resolves the bearer tokens of /mcp requests. It is not
+	// read from the environment; nil means the API tokens in the store.
+	MCPAuthenticator mcp.Authenticator
 }
 
 // ConfigFromEnv reads the configuration from environment variables through
@@ -90,12 +104,28 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.EncryptionKey = key
 	}
+	if v := getenv("ENCRYPTION_KEYS_OLD"); v != "" {
+		for i, part := range strings.Split(v, ",") {
+			key, err := parseEncryptionKey(strings.TrimSpace(part))
+			if err != nil {
+				return Config{}, fmt.Errorf("%w: ENCRYPTION_KEYS_OLD: key %d: %v", ErrConfig, i+1, err)
+			}
+			cfg.EncryptionKeysOld = append(cfg.EncryptionKeysOld, key)
+		}
+	}
 	if v := getenv("BROWSER_SESSION_TTL_SECONDS"); v != "" {
 		secs, err := strconv.Atoi(v)
 		if err != nil || secs <= 0 {
 			return Config{}, fmt.Errorf("%w: BROWSER_SESSION_TTL_SECONDS: %q is not a positive whole number of seconds", ErrConfig, v)
 		}
 		cfg.BrowserSessionTTL = time.Duration(secs) * time.Second
+	}
+	if v := getenv("CONNECT_WINDOW_SECONDS"); v != "" {
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs <= 0 {
+			return Config{}, fmt.Errorf("%w: CONNECT_WINDOW_SECONDS: %q is not a positive whole number of seconds", ErrConfig, v)
+		}
+		cfg.ConnectWindow = time.Duration(secs) * time.Second
 	}
 	if v := getenv("EGRESS_ALLOW_PRIVATE"); v != "" {
 		allow, err := strconv.ParseBool(v)
@@ -132,6 +162,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.BrowserSessionTTL == 0 {
 		cfg.BrowserSessionTTL = DefaultBrowserSessionTTL
 	}
+	if cfg.ConnectWindow == 0 {
+		cfg.ConnectWindow = DefaultConnectWindow
+	}
 	return cfg
 }
 
@@ -151,10 +184,18 @@ func (cfg Config) Validate() error {
 	if cfg.EncryptionKey != nil && len(cfg.EncryptionKey) != encryptionKeyBytes {
 		return fmt.Errorf("%w: ENCRYPTION_KEY: key is %d bytes, want %d", ErrConfig, len(cfg.EncryptionKey), encryptionKeyBytes)
 	}
+	for i, k := range cfg.EncryptionKeysOld {
+		if len(k) != encryptionKeyBytes {
+			return fmt.Errorf("%w: ENCRYPTION_KEYS_OLD: key %d is %d bytes, want %d", ErrConfig, i+1, len(k), encryptionKeyBytes)
+		}
+	}
 	switch cfg.ToolSurface {
 	case SurfaceMeta, SurfaceDirect, SurfaceBoth:
 	default:
 		return fmt.Errorf("%w: MCP_TOOL_SURFACE: %q is not one of meta, direct, both", ErrConfig, cfg.ToolSurface)
+	}
+	if cfg.ConnectWindow < time.Second {
+		return fmt.Errorf("%w: CONNECT_WINDOW_SECONDS: %v is shorter than one second", ErrConfig, cfg.ConnectWindow)
 	}
 	if cfg.BrowserSessionTTL < time.Second {
 		return fmt.Errorf("%w: BROWSER_SESSION_TTL_SECONDS: %v is shorter than one second", ErrConfig, cfg.BrowserSessionTTL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -17,6 +18,9 @@ import (
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
+	"github.com/workbench-dev/workbench/server/internal/mcp"
+	mcpcatalog "github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+	"github.com/workbench-dev/workbench/server/internal/mcp/fiberbridge"
 	"github.com/workbench-dev/workbench/server/internal/registry"
 )
 
@@ -36,6 +40,10 @@ type Server struct {
 	logger *slog.Logger
 	app    *fiber.App
 	reg    *registry.Registry
+	mcp    *mcp.Endpoint // /mcp
+
+	announce io.Writer // where the first-start notice goes (AnnounceTo)
+	state    *state    // the store and its services, set by Run before Ready
 
 	started atomic.Bool
 	loading atomic.Bool
@@ -67,6 +75,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		logger: logger,
 		reg:    registry.New(logger.With("component", "registry")),
 		ready:  make(chan struct{}),
+
+		announce: os.Stdout,
 	}
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
@@ -77,7 +87,36 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		// each call has its own deadline.
 	})
 	httpapi.Register(s.app, httpapi.Deps{Health: s})
+
+	// /mcp: the MCP endpoint (server/internal/mcp).
+	ep, err := s.newMCPEndpoint(logger.With("component", "mcp"))
+	if err != nil {
+		return nil, err
+	}
+	s.mcp = ep
+	s.app.All("/mcp", fiberbridge.Handler(context.Background(), ep, 0))
 	return s, nil
+}
+
+// newMCPEndpoint builds the /mcp endpoint over the registry, with API
+// tokens and connections from the store (mcp_services.go).
+func (s *Server) newMCPEndpoint(logger *slog.Logger) (*mcp.Endpoint, error) {
+	var authenticator mcp.Authenticator = storeTokens{s}
+	if s.cfg.MCPAuthenticator != nil {
+		authenticator = s.cfg.MCPAuthenticator
+	}
+	ep, err := mcp.New(mcp.Options{
+		Catalog:       mcpcatalog.FromRegistry(s.reg),
+		Authenticator: authenticator,
+		Connections:   storeConnections{s},
+		PublicURL:     s.cfg.PublicURL,
+		Surface:       mcp.Surface(s.cfg.ToolSurface),
+		Logger:        logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcp endpoint: %w", err)
+	}
+	return ep, nil
 }
 
 // Config returns the effective configuration, defaults applied.
@@ -104,32 +143,42 @@ func (s *Server) PluginHealth() httpapi.PluginHealth {
 	}
 }
 
-// Run creates the plugin host, listens, loads the plugins in the background
+// Run opens (and migrates) the store, creating the first admin on an empty
+// one, creates the plugin host, listens, loads the plugins in the background
 // and serves until ctx ends. Then it shuts down gracefully: it stops
-// accepting, waits up to 15 s for requests in flight, stops loading, closes
-// the plugins and the host. Run returns nil after a shutdown caused by ctx,
-// and the error otherwise. It may be called once.
+// accepting, waits up to 15 s for requests in flight, stops loading and the
+// sweepers, closes the plugins, the host and the store. Run returns nil
+// after a shutdown caused by ctx, and the error otherwise. It may be called
+// once.
 func (s *Server) Run(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRun
 	}
-	host, err := s.newHost(ctx)
+	st, err := s.openState(ctx)
 	if err != nil {
 		return err
 	}
+	s.state = st
+	host, err := s.newHost(ctx, st.connections)
+	if err != nil {
+		return errors.Join(err, st.close())
+	}
 	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
 	if err != nil {
-		return errors.Join(fmt.Errorf("LISTEN_ADDR: %w", err), s.closeHost(host))
+		return errors.Join(fmt.Errorf("LISTEN_ADDR: %w", err), s.closeHost(host), st.close())
 	}
+	sweepCtx, stopSweeping := context.WithCancel(ctx)
+	defer stopSweeping()
+	sweepersDone := st.runSweepers(sweepCtx)
 	addr := ln.Addr().String()
 	s.addr.Store(&addr)
+	s.loading.Store(true) // before Ready, so nobody sees "not loading, nothing loaded"
 	close(s.ready)
 	s.logger.Info("listening", "addr", addr, "public_url", s.cfg.PublicURL, "tool_surface", s.cfg.ToolSurface)
 
 	loadCtx, stopLoading := context.WithCancel(ctx)
 	defer stopLoading()
 	loaded := make(chan struct{})
-	s.loading.Store(true)
 	go func() {
 		defer close(loaded)
 		defer s.loading.Store(false)
@@ -144,6 +193,10 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		s.logger.Info("shutting down")
 		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		// MCP sessions hold streams open; close them so the HTTP server drains.
+		if err := s.mcp.Close(shutdownCtx); err != nil {
+			s.logger.Warn("closing MCP sessions", "err", err)
+		}
 		if err := s.app.ShutdownWithContext(shutdownCtx); err != nil {
 			serveErr = fmt.Errorf("shutdown: %w", err)
 		}
@@ -159,19 +212,21 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	stopLoading()
 	<-loaded
+	stopSweeping()
+	sweepersDone()
 	s.reg.Close()
-	return errors.Join(serveErr, s.closeHost(host))
+	return errors.Join(serveErr, s.closeHost(host), st.close())
 }
 
 // newHost creates the wasm runtime host with its compilation cache in DataDir.
-func (s *Server) newHost(ctx context.Context) (*runtime.Host, error) {
+func (s *Server) newHost(ctx context.Context, creds credential.Source) (*runtime.Host, error) {
 	cacheDir := filepath.Join(s.cfg.DataDir, "wasm-cache")
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
 		return nil, fmt.Errorf("DATA_DIR: %w", err)
 	}
 	host, err := runtime.NewHost(ctx, runtime.Config{
 		CacheDir:    cacheDir,
-		Credentials: credential.NewMemory(),
+		Credentials: creds,
 		Egress:      egress.NewClient(egress.Options{AllowPrivate: s.cfg.EgressAllowPrivate}),
 		Settings:    runtime.EnvSettings{},
 		Logger:      s.logger.With("component", "runtime"),
@@ -221,5 +276,6 @@ func (s *Server) loadPlugins(ctx context.Context, host *runtime.Host) {
 		s.logger.Error("installing plugins", "err", err)
 		return
 	}
+	s.mcp.Refresh() // after every swap: direct-surface sessions get tools/list_changed
 	s.logger.Info("plugins loaded", "loaded", len(snap.Integrations()), "failed", len(snap.Failed()), "duration", time.Since(start).Round(time.Millisecond))
 }

@@ -20,6 +20,12 @@ const usageText = `Usage: workbench <command> [arguments]
 
 Commands:
   serve                                  run the server, configured by environment variables
+  migrate                                apply the database migrations and print the schema version
+  user add --email E [--admin]           create a user; prints its API token as the last line
+  user login-link --email E              print a one-time portal sign-in link (15 minutes)
+  token create --email E [--name N]      mint an API token for a user; prints it as the last line
+  token revoke --email E TOKEN_ID        revoke one of a user's API tokens
+  keys rotate                            re-seal stored credentials under a new encryption key
   plugin build DIR                       build a plugin folder to DIR/<folder name>.wasm
   plugin inspect [--json] FILE.wasm      show a plugin's manifest, imports, exports and ABI v1 problems
   plugin call [flags] FILE.wasm TOOL [JSON]
@@ -48,7 +54,8 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{serveCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand()}
+	return []*command{serveCommand(), migrateCommand(), userAddCommand(), userLoginLinkCommand(), tokenCreateCommand(), tokenRevokeCommand(),
+		keysRotateCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand()}
 }
 
 // run executes the command line args and returns the exit code.

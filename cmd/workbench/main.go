@@ -3,6 +3,12 @@
 // Usage:
 //
 //	workbench serve
+//	workbench migrate
+//	workbench user add --email E [--admin]
+//	workbench user login-link --email E
+//	workbench token create --email E [--name N]
+//	workbench token revoke --email E TOKEN_ID
+//	workbench keys rotate
 //	workbench plugin build DIR
 //	workbench plugin inspect [--json] FILE.wasm
 //	workbench plugin call [flags] FILE.wasm TOOL [JSON]

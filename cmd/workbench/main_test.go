@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+
+	"github.com/workbench-dev/workbench/server/servertest"
 )
 
 // fixtures holds the .wasm files compiled from testdata for this test binary.
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "cli test fixtures:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := servertest.Run(m) // stops the Postgres cluster some tests start
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -115,7 +117,14 @@ func TestRun_Usage(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"unknown plugin subcommand", []string{"plugin", "new"}, 2, "", `unknown command "plugin new"`},
 		{"plugin alone", []string{"plugin"}, 2, "", `unknown command "plugin"`},
-		{"later commands are not stubbed", []string{"migrate"}, 2, "", `unknown command "migrate"`},
+		{"later commands are not stubbed", []string{"modules", "ls"}, 2, "", `unknown command "modules ls"`},
+		{"user add without an email", []string{"user", "add"}, 2, "", "want --email and no arguments"},
+		{"user add with an argument", []string{"user", "add", "--email", "a@example.com", "extra"}, 2, "", "want --email and no arguments"},
+		{"token revoke without an id", []string{"token", "revoke", "--email", "a@example.com"}, 2, "", "want --email and exactly one TOKEN_ID"},
+		{"migrate with an argument", []string{"migrate", "now"}, 2, "", `unexpected argument "now"`},
+		{"keys rotate with an argument", []string{"keys", "rotate", "now"}, 2, "", `unexpected argument "now"`},
+		{"migrate with a bad env", []string{"migrate"}, 1, "", "MCP_TOOL_SURFACE"},
+		{"help for user", []string{"help", "user"}, 0, "Usage: workbench user login-link --email E", ""},
 		{"help", []string{"help"}, 0, "plugin inspect [--json] FILE.wasm", ""},
 		{"--help", []string{"--help"}, 0, "Commands:", ""},
 		{"help for a command", []string{"help", "plugin", "call"}, 0, "-allow-private", ""},

@@ -35,6 +35,7 @@ func serve(e *env, args []string) int {
 	if err != nil {
 		return failure(e, "serve", err)
 	}
+	srv.AnnounceTo(e.stdout) // the first admin's sign-in link and token
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Run(ctx); err != nil {

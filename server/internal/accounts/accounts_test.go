@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -172,5 +173,58 @@ func TestEnsureAdmin(t *testing.T) {
 	// Later starts create nothing.
 	if _, token, created, err := EnsureAdmin(ctx, st); err != nil || created || token != "" {
 		t.Fatalf("EnsureAdmin on a populated store = %q, %v, %v", token, created, err)
+	}
+}
+
+func TestCreateLoginLink(t *testing.T) {
+	st := openStore(t)
+	u, _, err := AddUser(ctx, st, NewUser{Email: "alice@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	token, expires, err := CreateLoginLink(ctx, st, u.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(token, LoginLinkPrefix) || expires.Sub(now) < LoginLinkTTL-time.Second || expires.Sub(now) > LoginLinkTTL {
+		t.Fatalf("CreateLoginLink = %q, expires %v after now", token, expires.Sub(now))
+	}
+	if _, _, err := CreateLoginLink(ctx, st, "usr_missing", now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("link for an unknown user: %v", err)
+	}
+	stale, _, err := CreateLoginLink(ctx, st, u.ID, now.Add(-LoginLinkTTL-time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name        string
+		token       string
+		wantUser    string
+		wantExpired bool
+	}{
+		{"first use", token, u.ID, false},
+		{"second use", token, "", false},
+		{"expired", stale, "", true},
+		{"malformed", "wbl_short", "", false},
+		{"api token shape", "wb_" + strings.Repeat("a", 43), "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := UseLoginLink(ctx, st, tt.token)
+			if tt.wantUser != "" {
+				if err != nil || got.ID != tt.wantUser {
+					t.Fatalf("UseLoginLink = %+v, %v", got, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnauthenticated) || errors.Is(err, ErrLinkExpired) != tt.wantExpired {
+				t.Fatalf("UseLoginLink err = %v, want unauthenticated (expired %v)", err, tt.wantExpired)
+			}
+			if strings.Contains(err.Error(), tt.token) {
+				t.Fatalf("error %q repeats the token", err)
+			}
+		})
 	}
 }

@@ -123,15 +123,23 @@ func aad(purpose, tenantID, userID, integration string) []byte {
 // Save seals sec and stores it as the user's connection to integration,
 // replacing any earlier one and clearing a failed status.
 func (s *Service) Save(ctx context.Context, userID, integration string, sec Secret) (store.Connection, error) {
-	u, err := s.store.User(ctx, userID)
-	if err != nil {
-		return store.Connection{}, err
-	}
-	c, err := s.seal(u.TenantID, userID, integration, sec)
+	c, err := s.Seal(ctx, userID, integration, sec)
 	if err != nil {
 		return store.Connection{}, err
 	}
 	return s.store.PutConnection(ctx, c)
+}
+
+// Seal seals sec for the user's connection to integration and returns the
+// row without storing it, for a caller that stores it together with other
+// changes (store.Outcome.Connection completes a pending connection and stores
+// its credential in one transaction).
+func (s *Service) Seal(ctx context.Context, userID, integration string, sec Secret) (store.Connection, error) {
+	u, err := s.store.User(ctx, userID)
+	if err != nil {
+		return store.Connection{}, err
+	}
+	return s.seal(u.TenantID, userID, integration, sec)
 }
 
 // seal builds the connection row for sec. It seals both blobs under one key.

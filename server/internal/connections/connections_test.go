@@ -454,3 +454,43 @@ func TestService_Verifier(t *testing.T) {
 		t.Fatal("OpenVerifier without a verifier succeeded")
 	}
 }
+
+func TestService_Seal(t *testing.T) {
+	f := newFixture(t, nil)
+	sec := Secret{Mode: credential.ModeAPIKey, Credential: credential.Credential{Fields: map[string]string{"api_key": secretKey}}}
+	row, err := f.svc.Seal(ctx, f.alice.ID, "newrelic", sec)
+	must(t, err)
+	if bytes.Contains(row.Sealed, []byte(secretKey)) || row.UserID != f.alice.ID || row.Integration != "newrelic" || row.KeyID == "" {
+		t.Fatalf("Seal = %+v", row)
+	}
+	// Nothing is stored until the caller stores the row.
+	if _, err := f.svc.Credential(ctx, f.alice.ID, "newrelic"); !errors.Is(err, credential.ErrNotConnected) {
+		t.Fatalf("Credential before storing: err = %v", err)
+	}
+	p, err := f.st.CreatePending(ctx, store.NewPending{UserID: f.alice.ID, Integration: "newrelic", Mode: "apikey", ExpiresAt: f.clock.Now().Add(time.Minute)})
+	must(t, err)
+	if _, err := f.st.CompletePending(ctx, f.alice.ID, p.ID, store.Outcome{Status: store.PendingConnected, Connection: &row}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.svc.Credential(ctx, f.alice.ID, "newrelic")
+	if err != nil || got.Fields["api_key"] != secretKey {
+		t.Fatalf("Credential after completing = %v, %v", got, err)
+	}
+
+	tests := []struct {
+		name string
+		user string
+		sec  Secret
+		want error
+	}{
+		{"unknown user", "usr_missing", sec, store.ErrNotFound},
+		{"no fields", f.alice.ID, Secret{Mode: credential.ModeAPIKey}, store.ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := f.svc.Seal(ctx, tt.user, "newrelic", tt.sec); !errors.Is(err, tt.want) {
+				t.Fatalf("Seal err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}

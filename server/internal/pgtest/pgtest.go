@@ -47,7 +47,11 @@ var (
 // started, and removes its files. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main without the exit, for a TestMain with more to clean up: it
+// runs the tests, stops the cluster and returns the exit code.
+func Run(m *testing.M) int {
 	inMain.Store(true)
 	code := m.Run()
 	if running != nil {
@@ -58,7 +62,7 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // URL returns the URL of a new, empty database on the test cluster, starting
@@ -66,7 +70,7 @@ func Main(m *testing.M) {
 func URL(t testing.TB) string {
 	t.Helper()
 	if !inMain.Load() {
-		t.Fatal("pgtest: call pgtest.Main(m) from TestMain so the cluster is stopped after the tests")
+		t.Fatal("pgtest: call pgtest.Main(m) (or Run) from TestMain so the cluster is stopped after the tests")
 	}
 	once.Do(func() { running, startErr = start() })
 	if startErr != nil {

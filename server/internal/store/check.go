@@ -101,6 +101,21 @@ func CheckSession(s Session) error {
 	return nil
 }
 
+// CheckNewLoginLink validates l and rounds its expiry.
+func CheckNewLoginLink(l *NewLoginLink) error {
+	if l.UserID == "" {
+		return fmt.Errorf("%w: login link has no user", ErrInvalid)
+	}
+	if err := CheckHash("login link hash", l.TokenHash); err != nil {
+		return err
+	}
+	if l.ExpiresAt.IsZero() {
+		return fmt.Errorf("%w: login link has no expiry", ErrInvalid)
+	}
+	l.ExpiresAt = Round(l.ExpiresAt)
+	return nil
+}
+
 // CheckIdent validates an integration name, auth mode or key id: 1 to 64
 // characters of [a-z0-9_-].
 func CheckIdent(what, s string) error {

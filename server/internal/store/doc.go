@@ -1,8 +1,8 @@
 // Package store declares Workbench's persistent state: tenants, users, API
-// tokens, portal sessions, connections (a user's sealed credential for one
-// integration) and pending connections (connect handshakes in flight), the
-// Store interface over them, and the sentinel errors every implementation
-// returns.
+// tokens, portal sessions, one-time sign-in links, connections (a user's
+// sealed credential for one integration) and pending connections (connect
+// handshakes in flight), the Store interface over them, and the sentinel
+// errors every implementation returns.
 //
 // Implementations live in the sqlite and postgres subpackages and pass the
 // shared suite in storetest; the backend package picks one from DATABASE_URL.

@@ -16,6 +16,7 @@ var (
 	// ErrNotPending: the pending connection already reached a terminal
 	// status, or its state was already used.
 	ErrNotPending = errors.New("pending connection is no longer pending")
-	// ErrExpired: the pending connection's handshake window has ended.
+	// ErrExpired: the pending connection's handshake window, or the login
+	// link's lifetime, has ended.
 	ErrExpired = errors.New("pending connection expired")
 )

@@ -51,6 +51,15 @@ type Store interface {
 	// PruneSessions deletes expired sessions and returns how many.
 	PruneSessions(ctx context.Context) (int, error)
 
+	// CreateLoginLink records a one-time sign-in link for a user.
+	CreateLoginLink(ctx context.Context, l NewLoginLink) (LoginLink, error)
+	// ConsumeLoginLink returns the link with this hash and marks it used, so
+	// a second use finds nothing (ErrNotFound). A link past its ExpiresAt is
+	// ErrExpired (and is used up all the same).
+	ConsumeLoginLink(ctx context.Context, tokenHash string) (LoginLink, error)
+	// PruneLoginLinks deletes used and expired links and returns how many.
+	PruneLoginLinks(ctx context.Context) (int, error)
+
 	// PutConnection stores the user's connection to c.Integration, replacing
 	// any earlier one (its id and CreatedAt are kept). Status defaults to
 	// active.

@@ -63,6 +63,24 @@ type Session struct {
 	ExpiresAt  time.Time
 }
 
+// LoginLink is a one-time portal sign-in link. The link's token is never
+// stored: only its SHA-256.
+type LoginLink struct {
+	TokenHash string
+	TenantID  string
+	UserID    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    time.Time // zero until the link is used
+}
+
+// NewLoginLink is what CreateLoginLink needs.
+type NewLoginLink struct {
+	UserID    string
+	TokenHash string // hex SHA-256 of the link's token
+	ExpiresAt time.Time
+}
+
 // ConnectionStatus says whether a stored credential is usable.
 type ConnectionStatus string
 

@@ -24,6 +24,9 @@ func testDurability(t *testing.T, h *harness) {
 	sessHash := secrets.HashToken("cookie")
 	_, err = st.CreateSession(ctx, store.Session{IDHash: sessHash, UserID: alice.ID, CSRFSecret: "c", ExpiresAt: h.clock.Now().Add(time.Hour)})
 	must(t, "CreateSession", err)
+	linkHash := secrets.HashToken("wbl_link")
+	_, err = st.CreateLoginLink(ctx, store.NewLoginLink{UserID: alice.ID, TokenHash: linkHash, ExpiresAt: h.clock.Now().Add(time.Hour)})
+	must(t, "CreateLoginLink", err)
 	must(t, "Close", st.Close())
 	must(t, "Close twice", st.Close())
 
@@ -57,9 +60,14 @@ func testDurability(t *testing.T, h *harness) {
 			if _, err := st.ConsumePendingState(ctx, p.State); err != nil {
 				t.Fatalf("state after restart: %v", err)
 			}
+			if _, err := st.ConsumeLoginLink(ctx, linkHash); err != nil {
+				t.Fatalf("login link after restart: %v", err)
+			}
 		} else {
 			_, err := st.ConsumePendingState(ctx, p.State)
 			wantErr(t, "state used before the restart", err, store.ErrNotFound)
+			_, err = st.ConsumeLoginLink(ctx, linkHash)
+			wantErr(t, "login link used before the restart", err, store.ErrNotFound)
 		}
 		must(t, "Close", st.Close())
 	}

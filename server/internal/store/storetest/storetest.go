@@ -28,6 +28,7 @@ func Run(t *testing.T, b Backend) {
 		{"Users", testUsers},
 		{"Tokens", testTokens},
 		{"Sessions", testSessions},
+		{"LoginLinks", testLoginLinks},
 		{"Connections", testConnections},
 		{"ResealConnections", testReseal},
 		{"Pending", testPending},

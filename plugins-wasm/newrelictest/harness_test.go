@@ -1,0 +1,196 @@
+package newrelictest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/runtime/egress"
+)
+
+const (
+	// newrelicWasm is the plugin `make plugins` builds.
+	newrelicWasm = "../newrelic/newrelic.wasm"
+	// conformanceDir holds the C kit's conformance plugin, built by the tests.
+	conformanceDir = "../../pdk/c/conformance"
+
+	apiKey = "NRAK-TESTKEY0123456789ABCDEFGHIJ"
+	userID = "u1"
+)
+
+var (
+	cacheDir string
+	tmpDir   string
+
+	conformanceOnce  sync.Once
+	conformanceBytes []byte
+	conformanceErr   error
+)
+
+// TestMain shares one compilation cache and one build directory between
+// the tests.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "newrelictest-")
+	if err != nil {
+		panic(err)
+	}
+	tmpDir = dir
+	cacheDir = filepath.Join(dir, "cache")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildConformance compiles pdk/c/conformance to conf-c.wasm with clang
+// (through the kit's plugin.mk), once per run.
+func buildConformance(t testing.TB) []byte {
+	t.Helper()
+	conformanceOnce.Do(func() {
+		out := filepath.Join(tmpDir, "conf-c.wasm")
+		cmd := exec.Command("make", "--no-print-directory", "-C", conformanceDir, "OUT="+out)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			conformanceErr = errors.New("building the C conformance plugin (run `make test-deps` for clang, lld and wasi-libc): " + err.Error() + "\n" + string(b))
+			return
+		}
+		conformanceBytes, conformanceErr = os.ReadFile(out)
+	})
+	if conformanceErr != nil {
+		t.Fatal(conformanceErr)
+	}
+	return conformanceBytes
+}
+
+func readNewRelicWasm(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile(newrelicWasm)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s is missing: run make plugins", newrelicWasm)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// recordingHandler keeps the records a plugin logs.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r)
+	return nil
+}
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
+
+// messages returns the messages logged at level.
+func (h *recordingHandler) messages(level slog.Level) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.records {
+		if r.Level == level {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
+
+// hostOptions configures loadPlugin.
+type hostOptions struct {
+	settings runtime.MapSettings
+	creds    *credential.Memory
+	resolver egress.Resolver
+	logs     *recordingHandler
+}
+
+// loadPlugin loads wasm into a fresh host with the given options.
+func loadPlugin(t testing.TB, wasm []byte, o hostOptions) *runtime.Plugin {
+	t.Helper()
+	if o.creds == nil {
+		o.creds = credential.NewMemory()
+	}
+	var logger *slog.Logger
+	if o.logs != nil {
+		logger = slog.New(o.logs)
+	}
+	ctx := context.Background()
+	host, err := runtime.NewHost(ctx, runtime.Config{
+		CacheDir:    cacheDir,
+		Credentials: o.creds,
+		Egress:      egress.NewClient(egress.Options{AllowPrivate: true, Resolver: o.resolver}),
+		Settings:    o.settings,
+		Logger:      logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close(context.Background()) })
+	p, err := host.Load(ctx, wasm)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return p
+}
+
+// callTool runs one tool as user.
+func callTool(p *runtime.Plugin, user, tool, input string) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.Call(ctx, runtime.Call{Tool: tool, UserID: user, Input: []byte(input)})
+}
+
+// asToolError returns err as a *runtime.ToolError or fails the test.
+func asToolError(t *testing.T, out json.RawMessage, err error) *runtime.ToolError {
+	t.Helper()
+	var te *runtime.ToolError
+	if !errors.As(err, &te) {
+		t.Fatalf("got %s, %v; want a *runtime.ToolError", out, err)
+	}
+	return te
+}
+
+// decode unmarshals raw into a generic value.
+func decode(t *testing.T, raw []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return v
+}
+
+// canonical re-encodes JSON so two documents compare by content.
+func canonical(t *testing.T, raw string) string {
+	t.Helper()
+	b, err := json.Marshal(decode(t, []byte(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// contains reports whether s holds every part.
+func contains(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

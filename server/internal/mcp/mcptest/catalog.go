@@ -1,0 +1,129 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+)
+
+// ToolFunc implements one tool.
+type ToolFunc func(ctx context.Context, c runtime.Call) (json.RawMessage, error)
+
+// Funcs is a catalog.Caller that dispatches to Go functions by slug and
+// counts the calls.
+type Funcs struct {
+	mu    sync.Mutex
+	fns   map[string]ToolFunc
+	calls map[string]int
+}
+
+// NewFuncs returns a caller over fns.
+func NewFuncs(fns map[string]ToolFunc) *Funcs {
+	return &Funcs{fns: fns, calls: map[string]int{}}
+}
+
+// Call implements catalog.Caller. An unknown slug fails as the runtime does.
+func (f *Funcs) Call(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
+	f.mu.Lock()
+	fn := f.fns[c.Tool]
+	f.calls[c.Tool]++
+	f.mu.Unlock()
+	if fn == nil {
+		return nil, &runtime.ToolError{Code: runtime.CodeUnknownTool, Message: "no tool " + c.Tool}
+	}
+	return fn(ctx, c)
+}
+
+// Calls returns how often slug was called.
+func (f *Funcs) Calls(slug string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[slug]
+}
+
+// Echo returns its input.
+func Echo(_ context.Context, c runtime.Call) (json.RawMessage, error) {
+	if len(c.Input) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	return json.RawMessage(c.Input), nil
+}
+
+// Fail returns a tool error with code and message.
+func Fail(code, message string) ToolFunc {
+	return func(context.Context, runtime.Call) (json.RawMessage, error) {
+		return nil, &runtime.ToolError{Code: code, Message: message}
+	}
+}
+
+// Tool is a manifest tool with an object input schema.
+func Tool(slug, title, description, inputSchema string) manifest.Tool {
+	if inputSchema == "" {
+		inputSchema = `{"type":"object"}`
+	}
+	return manifest.Tool{Slug: slug, Title: title, Description: description, InputSchema: json.RawMessage(inputSchema)}
+}
+
+// Manifest is a valid manifest of integration name with the given auth mode
+// (oauth2 integrations get a GitHub-like block) and tools.
+func Manifest(name, mode string, tools ...manifest.Tool) *manifest.Manifest {
+	m := &manifest.Manifest{
+		ABI: 1, Name: name, Version: "1.0.0", Title: name + " (test)",
+		Description: "Test integration " + name + ".", Auth: manifest.Auth{Mode: mode}, Tools: tools,
+	}
+	switch mode {
+	case manifest.ModeOAuth2:
+		m.Auth.OAuth2 = &manifest.OAuth2{AuthorizeURL: "https://example.com/authorize", TokenURL: "https://example.com/token"}
+	case manifest.ModeAPIKey:
+		m.Auth.APIKey = &manifest.APIKey{
+			Fields:    []manifest.Field{{Name: "api_key", Label: "API key", Secret: true, Required: true}},
+			Placement: manifest.Placement{In: "header", Name: "X-Api-Key", Value: "{api_key}"},
+		}
+	}
+	if err := m.Validate(); err != nil {
+		panic(fmt.Sprintf("mcptest: invalid manifest %s: %v", name, err))
+	}
+	return m
+}
+
+// Source is a catalog.Source whose view tests swap. It counts leases.
+type Source struct {
+	current atomic.Pointer[catalog.View]
+	leases  atomic.Int64
+}
+
+var _ catalog.Source = (*Source)(nil)
+
+// NewSource returns a source over integrations; it panics on a bad view.
+func NewSource(integrations ...*catalog.Integration) *Source {
+	s := &Source{}
+	s.Set(integrations...)
+	return s
+}
+
+// Set replaces the view.
+func (s *Source) Set(integrations ...*catalog.Integration) {
+	v, err := catalog.NewView(integrations)
+	if err != nil {
+		panic(err)
+	}
+	s.current.Store(v)
+}
+
+// Current implements catalog.Source.
+func (s *Source) Current() *catalog.View { return s.current.Load() }
+
+// Acquire implements catalog.Source.
+func (s *Source) Acquire() (*catalog.View, func()) {
+	s.leases.Add(1)
+	return s.current.Load(), sync.OnceFunc(func() { s.leases.Add(-1) })
+}
+
+// Leases returns the leases not yet released.
+func (s *Source) Leases() int64 { return s.leases.Load() }

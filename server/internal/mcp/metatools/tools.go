@@ -1,0 +1,240 @@
+package metatools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
+	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
+	"github.com/workbench-dev/workbench/server/internal/mcp/search"
+)
+
+// DefaultConcurrency is how many executions of one execute_tools call run at once.
+const DefaultConcurrency = 16
+
+// Options configure Tools. Every zero value has a documented default.
+type Options struct {
+	// Catalog supplies the integrations and tools. Required.
+	Catalog catalog.Source
+	// Connections is the connection service. Nil means no connections
+	// exist: only integrations with auth mode none are usable, and connect
+	// and wait_for_connection answer UNAVAILABLE.
+	Connections Connections
+	// CurlSessions mints curl sessions. Nil makes curl_session answer
+	// UNAVAILABLE.
+	CurlSessions CurlSessions
+	// Idempotency stores keyed outcomes; nil means an in-memory store with
+	// the defaults of idempotency.MemoryOptions.
+	Idempotency idempotency.Store
+	// Concurrency bounds the executions of one execute_tools call that run
+	// at once; zero means DefaultConcurrency.
+	Concurrency int
+	// Logger reports service failures; nil discards.
+	Logger *slog.Logger
+}
+
+// Tools implements the meta-tools. It is safe for concurrent use.
+type Tools struct {
+	opts   Options
+	logger *slog.Logger
+	cache  atomic.Pointer[viewCache]
+	keys   keyLocks
+}
+
+// viewCache holds what is derived from one catalog view: the search index
+// and the compiled input schemas of its tools.
+type viewCache struct {
+	view    *catalog.View
+	once    sync.Once
+	index   *search.Index
+	schemas sync.Map // slug -> *compiledSchema
+}
+
+type compiledSchema struct {
+	schema *argcheck.Schema
+	err    error
+}
+
+// ProgressFunc receives progress of a running call: progress increases with
+// every report; total is 0 when unknown.
+type ProgressFunc func(progress, total float64, message string)
+
+// Peer is how a running call talks back to the MCP client. Zero fields mean
+// the client gets nothing of that kind.
+type Peer struct {
+	// Progress receives progress reports; nil when the client sent no
+	// progress token.
+	Progress ProgressFunc
+	// Client carries the plugins' log records, elicitation and sampling
+	// requests (runtime.Call.Client).
+	Client runtime.Client
+}
+
+// New returns the meta-tools over opts.Catalog.
+func New(opts Options) (*Tools, error) {
+	if opts.Catalog == nil {
+		return nil, errors.New("metatools: Options.Catalog is required")
+	}
+	if opts.Idempotency == nil {
+		opts.Idempotency = idempotency.NewMemory(idempotency.MemoryOptions{})
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Tools{opts: opts, logger: logger, keys: keyLocks{held: map[lockKey]chan struct{}{}}}, nil
+}
+
+// Result is the outcome of Invoke.
+type Result struct {
+	// JSON is the output, or {"error": {...}} when the tool failed as a
+	// whole. It goes to the client as text content.
+	JSON json.RawMessage
+	// IsError marks a failed call.
+	IsError bool
+	// Structured reports that JSON follows the tool's output schema, so it
+	// is also sent as structuredContent.
+	Structured bool
+}
+
+// Invoke runs the meta-tool name for p with raw arguments (a JSON object;
+// empty means {}), talking back through peer. An unknown name is a Go error (the
+// caller's bug or a protocol error); every failure of the tool itself is an
+// IsError result.
+func (t *Tools) Invoke(ctx context.Context, p Principal, name string, args json.RawMessage, peer Peer) (Result, error) {
+	s, ok := inputSchemas[name]
+	if !ok {
+		return Result{}, fmt.Errorf("metatools: no meta-tool %q", name)
+	}
+	if problems := s.Check(args); problems != nil {
+		return failure(&Error{
+			Code:     CodeInvalidArguments,
+			Message:  fmt.Sprintf("the arguments of %s do not match its input schema", name),
+			Problems: problems,
+		}), nil
+	}
+	var out any
+	var err error
+	switch name {
+	case SearchTools:
+		out, err = decodeAnd(args, func(in SearchInput) (any, error) { return t.Search(ctx, p, in) })
+	case GetToolSchema:
+		out, err = decodeAnd(args, func(in GetToolSchemaInput) (any, error) { return t.GetToolSchema(ctx, p, in.Tool) })
+	case ExecuteTools:
+		var exec *ExecuteOutput
+		exec, err = decodeAs[ExecuteInput](args, func(in ExecuteInput) (*ExecuteOutput, error) { return t.Execute(ctx, p, in, peer) })
+		if err == nil {
+			return structured(exec, exec.Succeeded == 0), nil
+		}
+	case Whoami:
+		out = t.Whoami(p)
+	case ListIntegrations:
+		out, err = t.ListIntegrations(ctx, p)
+	case Connect, GetAuthURL:
+		out, err = decodeAnd(args, func(in ConnectInput) (any, error) { return t.Connect(ctx, p, in) })
+	case WaitForConnection:
+		out, err = decodeAnd(args, func(in WaitInput) (any, error) { return t.WaitForConnection(ctx, p, in) })
+	case CurlSessionTool:
+		out, err = decodeAnd(args, func(in CurlInput) (any, error) { return t.CurlSession(ctx, p, in) })
+	}
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return failure(e), nil
+		}
+		t.logger.Error("meta-tool failed", "tool", name, "user", p.UserID, "err", err)
+		return failure(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: name + " failed inside Workbench; try again later"}), nil
+	}
+	return structured(out, false), nil
+}
+
+func decodeAs[In, Out any](args json.RawMessage, fn func(In) (Out, error)) (Out, error) {
+	var in In
+	if len(bytes.TrimSpace(args)) > 0 && string(bytes.TrimSpace(args)) != "null" {
+		if err := json.Unmarshal(args, &in); err != nil {
+			var zero Out
+			return zero, &Error{Code: CodeInvalidArguments, Message: "arguments could not be decoded: " + err.Error()}
+		}
+	}
+	return fn(in)
+}
+
+func decodeAnd[In any](args json.RawMessage, fn func(In) (any, error)) (any, error) {
+	return decodeAs(args, fn)
+}
+
+// structured is a successful (or, for execute_tools, possibly all-failed)
+// output that follows the output schema.
+func structured(v any, isError bool) Result {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return failure(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: "the result could not be encoded: " + err.Error()})
+	}
+	return Result{JSON: b, IsError: isError, Structured: true}
+}
+
+// failure is the {"error": ...} result of a failed call.
+func failure(e *Error) Result {
+	b, _ := json.Marshal(struct {
+		Error *Error `json:"error"`
+	}{e})
+	return Result{JSON: b, IsError: true}
+}
+
+// viewCache returns the cache of v, building it when v is new.
+func (t *Tools) cacheFor(v *catalog.View) *viewCache {
+	if c := t.cache.Load(); c != nil && c.view == v {
+		return c
+	}
+	c := &viewCache{view: v}
+	if v == t.opts.Catalog.Current() {
+		t.cache.Store(c)
+	}
+	return c
+}
+
+// searchIndex returns the search index of the cache's view.
+func (c *viewCache) searchIndex() *search.Index {
+	c.once.Do(func() {
+		docs := make([]search.Doc, 0, len(c.view.Tools()))
+		for _, tool := range c.view.Tools() {
+			docs = append(docs, search.Doc{
+				Slug:        tool.Spec.Slug,
+				Integration: tool.Integration.Name(),
+				Title:       tool.Spec.Title,
+				Description: tool.Spec.Description,
+			})
+		}
+		c.index = search.NewIndex(docs)
+	})
+	return c.index
+}
+
+// inputSchema returns the compiled input schema of a tool.
+func (c *viewCache) inputSchema(tool catalog.Tool) (*argcheck.Schema, error) {
+	if v, ok := c.schemas.Load(tool.Spec.Slug); ok {
+		cs := v.(*compiledSchema)
+		return cs.schema, cs.err
+	}
+	s, err := argcheck.Compile(tool.Spec.InputSchema)
+	v, _ := c.schemas.LoadOrStore(tool.Spec.Slug, &compiledSchema{schema: s, err: err})
+	cs := v.(*compiledSchema)
+	return cs.schema, cs.err
+}
+
+// Warm builds the search index of the current view ahead of the first
+// search. The endpoint calls it after the catalog changed.
+func (t *Tools) Warm() {
+	t.cacheFor(t.opts.Catalog.Current()).searchIndex()
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/workbench-dev/workbench/server/internal/accounts"
+	"github.com/workbench-dev/workbench/server/internal/connect"
+	"github.com/workbench-dev/workbench/server/internal/mcp"
+	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+)
+
+// The /mcp endpoint is built in New, the store opens in Run: these adapters
+// read the server's state at call time. Requests reach /mcp only after Run
+// set it, since the listener opens after the store.
+
+// storeTokens authenticates /mcp bearer tokens against the API tokens in
+// the store.
+type storeTokens struct{ s *Server }
+
+var _ mcp.Authenticator = storeTokens{}
+
+func (a storeTokens) Authenticate(ctx context.Context, bearer string) (mcp.Principal, error) {
+	st := a.s.state
+	if st == nil {
+		return mcp.Principal{}, fmt.Errorf("the store is not open yet: %w", mcp.ErrUnauthenticated)
+	}
+	tok, err := accounts.Authenticate(ctx, st.store, bearer)
+	if errors.Is(err, accounts.ErrUnauthenticated) {
+		return mcp.Principal{}, fmt.Errorf("%w: %w", mcp.ErrUnauthenticated, err)
+	}
+	if err != nil {
+		return mcp.Principal{}, err
+	}
+	u, err := st.store.User(ctx, tok.UserID)
+	if err != nil {
+		return mcp.Principal{}, fmt.Errorf("token %s: user: %w", tok.ID, err)
+	}
+	return mcp.Principal{UserID: u.ID, TenantID: u.TenantID, Email: u.Email}, nil
+}
+
+// storeConnections backs connect, wait_for_connection and the connected
+// flags of the meta-tools with the connect and connections services.
+type storeConnections struct{ s *Server }
+
+var _ metatools.Connections = storeConnections{}
+
+func (c storeConnections) Connected(ctx context.Context, userID, integration string) (bool, error) {
+	in, ok := c.s.reg.Current().Integration(integration)
+	if !ok {
+		return false, fmt.Errorf("%q: %w", integration, metatools.ErrUnknownIntegration)
+	}
+	state, err := c.s.state.connections.Status(ctx, userID, integration, in.Manifest().Auth.Mode)
+	return state.Connected, err
+}
+
+func (c storeConnections) Connect(ctx context.Context, userID, integration string) (string, string, error) {
+	url, id, err := c.s.state.connect.Connect(ctx, userID, integration)
+	if errors.Is(err, connect.ErrUnknownIntegration) || errors.Is(err, connect.ErrNotConfigured) {
+		return "", "", fmt.Errorf("%w: %w", metatools.ErrUnknownIntegration, err)
+	}
+	return url, id, err
+}
+
+func (c storeConnections) Wait(ctx context.Context, userID, connectionID string, timeout time.Duration) (string, string, error) {
+	status, reason, err := c.s.state.connect.Wait(ctx, userID, connectionID, timeout)
+	if errors.Is(err, connect.ErrUnknownConnection) {
+		return "", "", fmt.Errorf("%w: %w", metatools.ErrUnknownConnection, err)
+	}
+	return string(status), reason, err
+}

@@ -63,46 +63,54 @@ func BenchmarkCall64B(b *testing.B) {
 
 // benchModules are the two kinds of plugin the benchmarks compare: a small
 // hand-written module (the size of a C, AssemblyScript or Rust plugin) and a
-// Go plugin built with the Go PDK.
+// Go plugin built with the Go PDK, and a Go plugin without the PDK.
 var benchModules = []struct {
 	name, tool string
 	load       func(b *testing.B) *Plugin
 }{
 	{"small", "fixture_echo", func(b *testing.B) *Plugin { return loadHostile(b, Config{}) }},
-	{"go", "goecho_echo", func(b *testing.B) *Plugin {
-		p, err := newTestHost(b, Config{}).Load(context.Background(), goEcho(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return p
+	{"go", "goecho_echo", func(b *testing.B) *Plugin { return loadGo(b, filepath.Join("testdata", "goecho")) }},
+	// The smallest Go plugin, written against the ABI without the PDK: the
+	// floor of a Go plugin's call.
+	{"go-raw", "goplugin_echo", func(b *testing.B) *Plugin {
+		return loadGo(b, filepath.Join("..", "cmd", "workbench", "testdata", "goplugin"))
 	}},
 }
 
-// goEcho builds testdata/goecho with the Go PDK once per test binary.
-func goEcho(b *testing.B) []byte {
-	goEchoOnce.Do(func() {
-		out := filepath.Join(os.TempDir(), fmt.Sprintf("workbench-goecho-%d.wasm", os.Getpid()))
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
-		cmd.Dir = filepath.Join("testdata", "goecho")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			goEchoErr = fmt.Errorf("build goecho: %v\n%s", err, msg)
-			return
-		}
-		goEchoWasm, goEchoErr = os.ReadFile(out)
-		os.Remove(out)
-	})
-	if goEchoErr != nil {
-		b.Fatal(goEchoErr)
+func loadGo(b *testing.B, dir string) *Plugin {
+	p, err := newTestHost(b, Config{}).Load(context.Background(), goPlugin(b, dir))
+	if err != nil {
+		b.Fatal(err)
 	}
-	return goEchoWasm
+	return p
 }
 
-var (
-	goEchoOnce sync.Once
-	goEchoWasm []byte
-	goEchoErr  error
-)
+// goPlugin builds a Go plugin folder once per test binary.
+func goPlugin(b *testing.B, dir string) []byte {
+	goPlugins.Lock()
+	defer goPlugins.Unlock()
+	if wasm, ok := goPlugins.built[dir]; ok {
+		return wasm
+	}
+	out := filepath.Join(b.TempDir(), "plugin.wasm")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build %s: %v\n%s", dir, err, msg)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	goPlugins.built[dir] = wasm
+	return wasm
+}
+
+var goPlugins = struct {
+	sync.Mutex
+	built map[string][]byte
+}{built: map[string][]byte{}}
 
 // BenchmarkIsolation compares the two ways of keeping users apart: a warm
 // per-user pool (what the runtime does) and a fresh instance per call.

@@ -3,56 +3,22 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/workbench-dev/workbench/internal/wattest"
 )
 
-// wat compiles testdata/<name>.wat with wat2wasm (Debian wabt, installed by
-// `make test`), with the manifest JSON placed where the file says
-// {{MANIFEST}} and its length at {{MANIFEST_LEN}}. Results are cached per
-// test binary.
+// wat compiles testdata/<name>.wat with the manifest JSON placed where the
+// file says {{MANIFEST}} and its length at {{MANIFEST_LEN}}.
 func wat(t testing.TB, name, manifest string) []byte {
 	t.Helper()
-	watCache.Lock()
-	defer watCache.Unlock()
-	key := name + "\x00" + manifest
-	if b, ok := watCache.m[key]; ok {
-		return b
-	}
-	if _, err := exec.LookPath("wat2wasm"); err != nil {
-		t.Fatalf("wat2wasm not found: run `make test`, which installs Debian's wabt")
-	}
-	src, err := os.ReadFile(filepath.Join("testdata", name+".wat"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	escaped := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(manifest)
-	src = []byte(strings.NewReplacer("{{MANIFEST}}", escaped, "{{MANIFEST_LEN}}", strconv.Itoa(len(manifest))).Replace(string(src)))
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, name+".wat"), filepath.Join(dir, name+".wasm")
-	if err := os.WriteFile(in, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command("wat2wasm", in, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v\n%s", name, err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	watCache.m[key] = b
-	return b
+	return wattest.CompileFile(t, filepath.Join("testdata", name+".wat"), map[string]string{
+		"MANIFEST":     wattest.Escape(manifest),
+		"MANIFEST_LEN": strconv.Itoa(len(manifest)),
+	})
 }
-
-var watCache = struct {
-	sync.Mutex
-	m map[string][]byte
-}{m: map[string][]byte{}}
 
 // hostileTools are the exports of testdata/hostile.wat, with per-tool limits.
 var hostileTools = []struct {

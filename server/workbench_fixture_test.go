@@ -13,8 +13,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -25,6 +23,7 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
+	"github.com/workbench-dev/workbench/internal/wattest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/pgtest"
@@ -51,14 +50,8 @@ var authPlugins = map[string]string{
 // into dir/<name>.wasm (an operator PLUGINS_DIR).
 func buildAuthPlugins(t *testing.T, dir string) {
 	t.Helper()
-	if _, err := exec.LookPath("wat2wasm"); err != nil {
-		t.Fatal("wat2wasm not found: run `make test` (it installs Debian's wabt) or tools/test-deps.sh")
-	}
 	tmpl, err := template.ParseFiles(filepath.Join("testdata", "fetch.wat.tmpl"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for name, auth := range authPlugins {
@@ -72,30 +65,11 @@ func buildAuthPlugins(t *testing.T, dir string) {
 			Manifest    string
 			ManifestLen int
 			Prefix      string
-		}{watEscape(m), len(m), name}); err != nil {
+		}{wattest.Escape(m), len(m), name}); err != nil {
 			t.Fatal(err)
 		}
-		wat := filepath.Join(t.TempDir(), name+".wat")
-		if err := os.WriteFile(wat, src.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command("wat2wasm", wat, "-o", filepath.Join(dir, name+".wasm")).CombinedOutput(); err != nil {
-			t.Fatalf("wat2wasm %s: %v\n%s", name, err, out)
-		}
+		wattest.CompileTo(t, src.Bytes(), filepath.Join(dir, name+".wasm"))
 	}
-}
-
-// watEscape escapes a string for a WAT string literal.
-func watEscape(s string) string {
-	var sb strings.Builder
-	for _, c := range []byte(s) {
-		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
-			sb.WriteByte(c)
-		} else {
-			fmt.Fprintf(&sb, `\%02x`, c)
-		}
-	}
-	return sb.String()
 }
 
 // whoamiAPI is a fake upstream on 127.0.0.1 that answers /whoami with the

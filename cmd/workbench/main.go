@@ -9,6 +9,7 @@
 //	workbench token create --email E [--name N]
 //	workbench token revoke --email E TOKEN_ID
 //	workbench keys rotate
+//	workbench plugin new --lang go|assemblyscript|c|rust [--dir DIR] [--pdk PATH] NAME
 //	workbench plugin build DIR
 //	workbench plugin inspect [--json] FILE.wasm
 //	workbench plugin call [flags] FILE.wasm TOOL [JSON]

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"text/template"
 
+	"github.com/workbench-dev/workbench/internal/wattest"
 	"github.com/workbench-dev/workbench/server/servertest"
 )
 
@@ -42,9 +43,6 @@ var fetchAuth = map[string]string{
 }
 
 func buildFixtures(dir string) error {
-	if _, err := exec.LookPath("wat2wasm"); err != nil {
-		return fmt.Errorf("wat2wasm not found: run `make test` (it installs Debian's wabt) or tools/test-deps.sh")
-	}
 	tmpl, err := template.ParseFiles(filepath.Join("testdata", "fetch.wat.tmpl"))
 	if err != nil {
 		return err
@@ -60,41 +58,29 @@ func buildFixtures(dir string) error {
 			Manifest    string
 			ManifestLen int
 			Prefix      string
-		}{watString(manifest), len(manifest), name})
+		}{wattest.Escape(manifest), len(manifest), name})
 		if err != nil {
 			return err
 		}
-		watPath := filepath.Join(dir, name+".wat")
-		if err := os.WriteFile(watPath, src.Bytes(), 0o644); err != nil {
-			return err
+		if fixtures[name], err = buildFixture(src.Bytes(), filepath.Join(dir, name+".wasm")); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := wat2wasm(watPath, filepath.Join(dir, name+".wasm")); err != nil {
-			return err
-		}
-		fixtures[name] = filepath.Join(dir, name+".wasm")
 	}
-	fixtures["no_manifest"] = filepath.Join(dir, "no_manifest.wasm")
-	return wat2wasm(filepath.Join("testdata", "no_manifest.wat"), fixtures["no_manifest"])
+	src, err := os.ReadFile(filepath.Join("testdata", "no_manifest.wat"))
+	if err != nil {
+		return err
+	}
+	fixtures["no_manifest"], err = buildFixture(src, filepath.Join(dir, "no_manifest.wasm"))
+	return err
 }
 
-func wat2wasm(src, out string) error {
-	if b, err := exec.Command("wat2wasm", src, "-o", out).CombinedOutput(); err != nil {
-		return fmt.Errorf("wat2wasm %s: %v\n%s", src, err, b)
+// buildFixture compiles WAT source into the wasm file out and returns out.
+func buildFixture(src []byte, out string) (string, error) {
+	wasm, err := wattest.Build(src)
+	if err != nil {
+		return "", err
 	}
-	return nil
-}
-
-// watString escapes a string for a WAT string literal.
-func watString(s string) string {
-	var sb strings.Builder
-	for _, c := range []byte(s) {
-		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
-			sb.WriteByte(c)
-		} else {
-			fmt.Fprintf(&sb, `\%02x`, c)
-		}
-	}
-	return sb.String()
+	return out, os.WriteFile(out, wasm, 0o644)
 }
 
 // runCLI runs the CLI in-process with the given environment.
@@ -115,7 +101,7 @@ func TestRun_Usage(t *testing.T) {
 	}{
 		{"no command", nil, 2, "", "Usage: workbench <command>"},
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
-		{"unknown plugin subcommand", []string{"plugin", "new"}, 2, "", `unknown command "plugin new"`},
+		{"unknown plugin subcommand", []string{"plugin", "frob"}, 2, "", `unknown command "plugin frob"`},
 		{"plugin alone", []string{"plugin"}, 2, "", `unknown command "plugin"`},
 		{"later commands are not stubbed", []string{"modules", "ls"}, 2, "", `unknown command "modules ls"`},
 		{"user add without an email", []string{"user", "add"}, 2, "", "want --email and no arguments"},
@@ -410,7 +396,7 @@ func TestPluginBuild_Errors(t *testing.T) {
 		dir  string
 		want string
 	}{
-		{"unknown language", empty, "unknown plugin language: no go.mod (supported: Go)"},
+		{"unknown language", empty, "unknown plugin language: no go.mod, Cargo.toml, package.json with asconfig.json, or Makefile including plugin.mk"},
 		{"not a folder", file, "is not a folder"},
 		{"missing", filepath.Join(empty, "nope"), "no such file"},
 		{"compile error", broken, "undefined: undefined"},

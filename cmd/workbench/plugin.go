@@ -10,12 +10,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
@@ -26,20 +23,18 @@ import (
 const (
 	// maxPluginBytes caps the plugin files the CLI reads.
 	maxPluginBytes = 128 << 20
-	// buildTimeout bounds one `plugin build`.
-	buildTimeout = 10 * time.Minute
 	// tokenEnv supplies the OAuth token of `plugin call` when --token is not given.
 	tokenEnv = "WORKBENCH_PLUGIN_TOKEN"
 )
-
-// errUnknownLanguage is returned by `plugin build` for a folder it cannot build.
-var errUnknownLanguage = errors.New("unknown plugin language")
 
 func pluginBuildCommand() *command {
 	return &command{
 		name:     "plugin build",
 		synopsis: "DIR",
-		summary:  "Build the plugin in folder DIR to DIR/<folder name>.wasm. Go plugins (a go.mod\nin DIR) are built as WASI preview 1 reactors.",
+		summary: "Build the plugin in folder DIR to DIR/<folder name>.wasm. The language is told by\n" +
+			"the build file, as tools/build-plugins.sh does: go.mod (Go), Cargo.toml (Rust),\n" +
+			"package.json with asconfig.json (AssemblyScript), or a Makefile including the C\n" +
+			"kit's plugin.mk (C). The commands are those of tools/build-plugins.sh.",
 		setup: func(*flag.FlagSet) func(*env, []string) int {
 			return pluginBuild
 		},
@@ -61,37 +56,6 @@ func pluginBuild(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "%s (%d bytes)\n", out, info.Size())
 	return exitOK
-}
-
-// buildPlugin builds the plugin folder dir and returns the .wasm path. The
-// compiler's output goes to stderr.
-func buildPlugin(e *env, dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if info, err := os.Stat(abs); err != nil {
-		return "", err
-	} else if !info.IsDir() {
-		return "", fmt.Errorf("%s is not a folder", dir)
-	}
-	name := filepath.Base(abs)
-	out := filepath.Join(abs, name+".wasm")
-	ctx, cancel := context.WithTimeout(e.ctx, buildTimeout)
-	defer cancel()
-	switch {
-	case fileExists(filepath.Join(abs, "go.mod")):
-		cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
-		cmd.Dir = abs
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		cmd.Stdout, cmd.Stderr = e.stderr, e.stderr
-		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("go build in %s: %w", dir, err)
-		}
-		return out, nil
-	default:
-		return "", fmt.Errorf("%s: %w: no go.mod (supported: Go)", dir, errUnknownLanguage)
-	}
 }
 
 func fileExists(path string) bool {

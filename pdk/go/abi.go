@@ -1,21 +1,26 @@
 package pdk
 
-import "sync"
-
 // maxInputBytes caps one wb_alloc request. The host's own input limit is
 // 4 MiB (docs/abi.md section 7); anything far beyond it is refused with 0
 // instead of letting the Go runtime abort on an impossible allocation.
 const maxInputBytes = 64 << 20
 
 // inputs holds the buffers handed out by wb_alloc until a tool takes them.
-var inputs = pinnedInputs{bufs: map[uint32][]byte{}}
+var inputs pinnedInputs
 
 // pinnedInputs keeps input buffers reachable from a global, so the garbage
 // collector cannot free them between wb_alloc and the tool call that reads
-// them.
+// them. There is one per call (a slice, not a map: a map costs a call
+// several microseconds in wasm).
 type pinnedInputs struct {
-	mu   sync.Mutex
-	bufs map[uint32][]byte
+	mu   exportMutex
+	bufs []pinnedInput
+}
+
+// pinnedInput is one buffer handed out by wb_alloc.
+type pinnedInput struct {
+	key uint32
+	buf []byte
 }
 
 // alloc returns the address of a new buffer of size bytes, or 0.
@@ -26,9 +31,19 @@ func (p *pinnedInputs) alloc(size uint32) uint32 {
 	buf := make([]byte, size, max(size, 1))
 	key := bufferKey(buf[:1])
 	p.mu.Lock()
-	p.bufs[key] = buf
+	p.bufs = append(p.bufs, pinnedInput{key: key, buf: buf})
 	p.mu.Unlock()
 	return key
+}
+
+// find returns the pinned buffer at ptr, or nil. The caller holds p.mu.
+func (p *pinnedInputs) find(ptr uint32) []byte {
+	for _, in := range p.bufs {
+		if in.key == ptr {
+			return in.buf
+		}
+	}
+	return nil
 }
 
 // take hands the buffer at ptr to the caller and unpins it, together with
@@ -37,12 +52,13 @@ func (p *pinnedInputs) alloc(size uint32) uint32 {
 func (p *pinnedInputs) take(ptr, size uint32) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	buf, ok := p.bufs[ptr]
+	buf := p.find(ptr)
 	clear(p.bufs)
+	p.bufs = p.bufs[:0]
 	if ptr == 0 && size == 0 {
 		return nil, true
 	}
-	if !ok || uint64(size) > uint64(len(buf)) {
+	if buf == nil || uint64(size) > uint64(len(buf)) {
 		return nil, false
 	}
 	return buf[:size], true

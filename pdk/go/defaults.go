@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // defaulter fills the fields the input left out with their default tags,
@@ -24,7 +22,7 @@ type fieldDefaulter struct {
 }
 
 // compileDefaulter returns nil when t has no default anywhere.
-func compileDefaulter(t reflect.Type, s *jsonschema.Schema) (*defaulter, error) {
+func compileDefaulter(t reflect.Type, s *schema) (*defaulter, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -33,13 +31,13 @@ func compileDefaulter(t reflect.Type, s *jsonschema.Schema) (*defaulter, error) 
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		elem, err := compileDefaulter(t.Elem(), s.Items)
+		elem, err := compileDefaulter(t.Elem(), s.items)
 		if elem == nil || err != nil {
 			return nil, err
 		}
 		return &defaulter{elem: elem}, nil
 	case reflect.Map:
-		elem, err := compileDefaulter(t.Elem(), s.AdditionalProperties)
+		elem, err := compileDefaulter(t.Elem(), s.additional)
 		if elem == nil || err != nil {
 			return nil, err
 		}
@@ -53,15 +51,15 @@ func compileDefaulter(t reflect.Type, s *jsonschema.Schema) (*defaulter, error) 
 		if f.Anonymous || !f.IsExported() {
 			continue
 		}
-		name, ok := jsonName(f)
-		ps := s.Properties[name]
+		name, _, ok := fieldJSONName(f)
+		ps := s.properties[name]
 		if !ok || ps == nil {
 			continue
 		}
 		fd := fieldDefaulter{name: name, index: f.Index}
-		if ps.Default != nil {
+		if ps.def != nil {
 			v := reflect.New(f.Type)
-			if err := json.Unmarshal(ps.Default, v.Interface()); err != nil {
+			if err := json.Unmarshal(ps.def, v.Interface()); err != nil {
 				return nil, fmt.Errorf("%s.%s: default: %w", t, f.Name, err)
 			}
 			fd.value = v.Elem()

@@ -22,18 +22,33 @@
 // # Schemas and input
 //
 // A tool's inputSchema and outputSchema are generated from the handler's Go
-// types with github.com/google/jsonschema-go: json tags name the properties,
-// fields without omitempty (or omitzero) are required, a `jsonschema:"..."`
-// tag is the description, and structs admit no other properties. Field tags
-// add enum:"a,b", default:"30", minimum:"1", maximum:"100" and
-// pattern:"^re$". Before a handler runs, its input is checked against that
-// schema; a violation is an INVALID_ARGUMENTS error naming the field
-// ("list[1].per_page"), and defaults fill the fields the input left out.
+// types by the rules of github.com/google/jsonschema-go (the PDK no longer
+// links that library, but writes the same schemas): json tags name the
+// properties, fields without omitempty (or omitzero) are required, a
+// `jsonschema:"..."` tag is the description, and structs admit no other
+// properties. Field tags add enum:"a,b", default:"30", minimum:"1",
+// maximum:"100" and pattern:"^re$". Before a handler runs, its input is
+// checked against that schema; a violation is an INVALID_ARGUMENTS error
+// naming the field ("list[1].per_page"), and defaults fill the fields the
+// input left out.
 //
-// jsonschema-go follows Go's field visibility: a field shadowed by an
-// embedded struct of the same name (an embedded Page holding a Page field)
-// is left out of the schema, so inputs using it are refused. Name embedded
-// structs differently from their fields.
+// Schemas follow Go's field visibility: a field shadowed by an embedded
+// struct of the same name (an embedded Page holding a Page field) is left
+// out of the schema, so inputs using it are refused. Name embedded structs
+// differently from their fields.
+//
+// # Cost of a call
+//
+// Go code is slow under the host's loop interruption in wasm, so the PDK
+// decodes and checks a tool's input in one pass through a plan compiled
+// once per type, encodes results the same way, and reuses its buffers
+// between calls. Strings in a handler's input share the memory of that
+// input (the host writes it once; nothing changes it after), so a handler
+// that keeps a short string keeps the whole input alive. Inputs the fast
+// path does not take (errors, types with their own UnmarshalJSON or
+// UnmarshalText, ...) go through json.Unmarshal and the schema check, which
+// word the errors. [Response.DecodeJSON] decodes through such plans too,
+// with json.Unmarshal's rules.
 //
 // # Errors
 //

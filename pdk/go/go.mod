@@ -1,5 +1,3 @@
 module github.com/workbench-dev/workbench/pdk/go
 
 go 1.26.8
-
-require github.com/google/jsonschema-go v0.4.3

@@ -105,10 +105,10 @@ type Response struct {
 // OK reports whether the status is 2xx.
 func (r *Response) OK() bool { return r.Status >= 200 && r.Status <= 299 }
 
-// DecodeJSON decodes the body into v. A body that is not the expected JSON
-// is an UPSTREAM_ERROR.
+// DecodeJSON decodes the body into v as json.Unmarshal does. A body that is
+// not the expected JSON is an UPSTREAM_ERROR.
 func (r *Response) DecodeJSON(v any) error {
-	if err := json.Unmarshal(r.Body, v); err != nil {
+	if err := decodeJSON(r.Body, v); err != nil {
 		return UpstreamError("decoding the response from %s (status %d): %v", r.URL, r.Status, err)
 	}
 	return nil
@@ -162,7 +162,7 @@ func (c *HTTPClient) Do(req *Request) (*Response, error) {
 	if len(wr.Headers) == 0 {
 		wr.Headers = nil
 	}
-	reqJSON, err := json.Marshal(wr)
+	reqJSON, err := encodeJSON(wr)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (c *HTTPClient) Do(req *Request) (*Response, error) {
 		return nil, e
 	}
 	var h wireResponseHead
-	if err := json.Unmarshal(head, &h); err != nil {
+	if err := decodeJSON(head, &h); err != nil {
 		return nil, Errorf(CodeToolError, "the host returned an unreadable response head: %v", err)
 	}
 	if h.Headers == nil {
@@ -199,7 +199,7 @@ func (c *HTTPClient) Post(url, contentType string, body []byte) (*Response, erro
 func (c *HTTPClient) SendJSON(method, url string, v any) (*Response, error) {
 	req := &Request{Method: method, URL: url}
 	if v != nil {
-		body, err := json.Marshal(v)
+		body, err := encodeJSON(v)
 		if err != nil {
 			return nil, err
 		}

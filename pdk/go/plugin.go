@@ -3,7 +3,6 @@ package pdk
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 )
@@ -213,7 +212,24 @@ type annotations struct {
 	OpenWorld   bool `json:"openWorld"`
 }
 
-var slugPattern = regexp.MustCompile(`^[a-z][a-z0-9_]{1,63}$`)
+// slugPattern is the rule for tool slugs, checked by validSlug. A compiled
+// regexp would cost every plugin instance its compilation at start-up
+// ({1,63} expands to 63 copies).
+const slugPattern = `^[a-z][a-z0-9_]{1,63}$`
+
+// validSlug reports whether slug matches slugPattern.
+func validSlug(slug string) bool {
+	if len(slug) < 2 || len(slug) > 64 || slug[0] < 'a' || slug[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(slug); i++ {
+		c := slug[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // ManifestJSON returns the manifest the manifest export produces, or the
 // error it reports instead. It is useful in a plugin's own tests.
@@ -251,7 +267,7 @@ func ManifestJSON() ([]byte, error) {
 			return nil, Errorf(CodeInvalidManifest, "tools[%d] (%s): %v", i, t.slug, err)
 		}
 		switch {
-		case !slugPattern.MatchString(tm.Slug):
+		case !validSlug(tm.Slug):
 			return nil, Errorf(CodeInvalidManifest, "tools[%d].slug %q must match %s", i, tm.Slug, slugPattern)
 		case !strings.HasPrefix(tm.Slug, prefix):
 			return nil, Errorf(CodeInvalidManifest, "tools[%d].slug %q must start with %q", i, tm.Slug, prefix)

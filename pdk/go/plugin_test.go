@@ -195,3 +195,21 @@ func TestBaseURL(t *testing.T) {
 		})
 	}
 }
+
+func TestValidSlug(t *testing.T) {
+	tests := []struct {
+		slug string
+		want bool
+	}{
+		{"ab", true}, {"a_1", true}, {"github_get_repo", true}, {"a" + strings.Repeat("b", 63), true},
+		{"a", false}, {"", false}, {"1ab", false}, {"_ab", false}, {"Ab", false}, {"aB", false}, {"a-b", false},
+		{"a b", false}, {"a" + strings.Repeat("b", 64), false}, {"aé", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.slug, func(t *testing.T) {
+			if got := validSlug(tt.slug); got != tt.want {
+				t.Errorf("validSlug(%q) = %v, want %v (pattern %s)", tt.slug, got, tt.want, slugPattern)
+			}
+		})
+	}
+}

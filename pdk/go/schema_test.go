@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 type schemaOwner struct {
@@ -62,7 +63,7 @@ func TestSchemaFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(s)
+			got, err := s.marshal()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,6 +105,15 @@ func TestSchemaFor_badTags(t *testing.T) {
 		{"unsupported field type", reflect.TypeFor[struct {
 			X chan int `json:"x"`
 		}](), "unsupported"},
+		{"a recursive type", reflect.TypeFor[schemaCycle](), "cycle detected for type pdk.schemaCycle"},
+		{"an empty description", reflect.TypeFor[struct {
+			X int `json:"x" jsonschema:""`
+		}](), "empty jsonschema tag"},
+		{"a description that looks like an option", reflect.TypeFor[struct {
+			X int `json:"x" jsonschema:"default=3"`
+		}](), "must not begin with 'WORD='"},
+		{"a map with integer keys", reflect.TypeFor[map[int]string](), "unsupported map key type int"},
+		{"an embedded time", reflect.TypeFor[struct{ time.Time }](), `custom schema for embedded struct must have type "object"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,6 +123,10 @@ func TestSchemaFor_badTags(t *testing.T) {
 			}
 		})
 	}
+}
+
+type schemaCycle struct {
+	Next *schemaCycle `json:"next"`
 }
 
 // assertSameJSON compares JSON documents ignoring key order and spacing.
@@ -127,5 +141,75 @@ func assertSameJSON(t *testing.T, got []byte, want string) {
 	}
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("JSON mismatch\n got: %s\nwant: %s", got, want)
+	}
+}
+
+type schemaEmbedded struct {
+	A string `json:"a"`
+	B int    `json:"b,omitempty" jsonschema:"the b"`
+}
+
+type schemaHidden struct{ x int }
+
+// schemaAll has a field of every kind a schema is inferred for.
+type schemaAll struct {
+	schemaEmbedded
+	S     string            `json:"s" enum:"x,y" default:"x"`
+	I8    int8              `json:"i8,omitempty"`
+	U     uint              `json:"u,omitempty"`
+	U16   uint16            `json:"u16,omitempty"`
+	I32   int32             `json:"i32,omitempty"`
+	U32   uint32            `json:"u32,omitempty"`
+	F32   float32           `json:"f32,omitempty" minimum:"0.5" maximum:"1e40"`
+	F     float64           `json:"f,omitzero"`
+	P     *int              `json:"p,omitempty" default:"4"`
+	PP    **string          `json:"pp,omitempty"`
+	Arr   [3]bool           `json:"arr"`
+	Sl    []*schemaEmbedded `json:"sl"`
+	M     map[string][]int  `json:"m,omitempty"`
+	MA    map[string]any    `json:"ma,omitempty"`
+	Any   any               `json:"any,omitempty" jsonschema:"anything"`
+	T     time.Time         `json:"t"`
+	PT    *time.Time        `json:"pt"`
+	R     json.RawMessage   `json:"r,omitempty"`
+	Dash  string            `json:"-,"`
+	Skip  string            `json:"-"`
+	NoTag string
+	Pat   string    `json:"pat,omitempty" pattern:"^a+$"`
+	Tags  []string  `json:"tags,omitempty" enum:"p,q"`
+	PSl   *[]string `json:"psl,omitempty"`
+	unexp int
+}
+
+// TestSchema_marshal pins the exact bytes of generated schemas: they are
+// those github.com/google/jsonschema-go wrote when the PDK used it, so
+// manifests did not change when it was dropped.
+func TestSchema_marshal(t *testing.T) {
+	_ = schemaAll{}.unexp
+	_ = schemaHidden{}.x
+	tests := []struct {
+		name string
+		typ  reflect.Type
+		want string
+	}{
+		{"every kind", reflect.TypeFor[schemaAll](), `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer","description":"the b"},"s":{"type":"string","default":"x","enum":["x","y"]},"i8":{"type":"integer","minimum":-128,"maximum":127},"u":{"type":"integer","minimum":0},"u16":{"type":"integer","minimum":0,"maximum":65535},"i32":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"u32":{"type":"integer","minimum":0,"maximum":4294967295},"f32":{"type":"number","minimum":0.5,"maximum":1e+40},"f":{"type":"number"},"p":{"type":["null","integer"],"default":4},"pp":{"type":["null","string"]},"arr":{"type":"array","items":{"type":"boolean"},"minItems":3,"maxItems":3},"sl":{"type":["null","array"],"items":{"type":["null","object"],"properties":{"a":{"type":"string"},"b":{"type":"integer","description":"the b"}},"required":["a"],"additionalProperties":false}},"m":{"type":"object","additionalProperties":{"type":["null","array"],"items":{"type":"integer"}}},"ma":{"type":"object","additionalProperties":true},"any":{"description":"anything"},"t":{"type":"string"},"pt":{"type":["null","string"]},"r":{"type":["null","array"],"items":{"type":"integer","minimum":0,"maximum":255}},"-":{"type":"string"},"NoTag":{"type":"string"},"pat":{"type":"string","pattern":"^a+$"},"tags":{"type":["null","array"],"items":{"type":"string","enum":["p","q"]}},"psl":{"type":["null","array"],"items":{"type":"string"}}},"required":["a","s","arr","sl","t","pt","-","NoTag"],"additionalProperties":false}`},
+		{"only unexported fields", reflect.TypeFor[schemaHidden](), `{"type":"object","properties":{},"additionalProperties":false}`},
+		{"a map of any", reflect.TypeFor[map[string]any](), `{"type":"object","additionalProperties":true}`},
+		{"an any", reflect.TypeFor[any](), `true`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, err := schemaFor(tt.typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("schema\n got %s\nwant %s", got, tt.want)
+			}
+		})
 	}
 }

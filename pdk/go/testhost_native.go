@@ -63,7 +63,7 @@ func (h *TestHost) Call(t *ToolDef, input []byte) (status uint32, output []byte)
 				return statusError
 			}
 			inputs.mu.Lock()
-			copy(inputs.bufs[ptr], input)
+			copy(inputs.find(ptr), input)
 			inputs.mu.Unlock()
 		}
 		return t.Run(ptr, uint32(len(input)))

@@ -9,8 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-
-	"github.com/google/jsonschema-go/jsonschema"
+	"unsafe"
 )
 
 // Context carries what a handler knows about the call it serves.
@@ -33,17 +32,37 @@ type ToolDef struct {
 	limits      ToolLimits
 	inType      reflect.Type
 	outType     reflect.Type
-	// call decodes the input into the handler's type and runs the handler.
-	call func(ctx Context, input []byte) (any, error)
+	// call decodes the input into the handler's type, runs the handler and
+	// appends the result's JSON to buf.
+	call func(ctx Context, input, buf []byte) ([]byte, error)
 
 	schemaOnce sync.Once
 	schemas    toolSchemas
+	planOnce   sync.Once
+	plans      toolPlans
+	refOnce    sync.Once
+	reference  referenceDecoder
 }
 
-// toolSchemas are a tool's input schema and what is compiled from it,
-// built on first use: once per instance, since calls need them too.
+// toolSchemas are a tool's input schema, built on first use: by the
+// manifest export, or by the first call of the tool in an instance.
 type toolSchemas struct {
-	input     *jsonschema.Schema
+	input       *schema
+	hasDefaults bool
+	err         error
+}
+
+// toolPlans are what a call needs, compiled from the tool's types on its
+// first call in an instance.
+type toolPlans struct {
+	decoder *decNode // nil: every input takes the reference path
+	encoder *encNode // nil: every result goes through json.Marshal
+	err     error    // the input schema is invalid
+}
+
+// referenceDecoder is the reference path of an input: the validator and
+// the defaults, compiled when an input first needs it.
+type referenceDecoder struct {
 	validator *validator
 	defaults  *defaulter // nil when the input has no defaults
 	err       error
@@ -107,11 +126,24 @@ func Tool[In, Out any](slug, description string, handler func(Context, In) (Out,
 		inType:      reflect.TypeFor[In](),
 		outType:     reflect.TypeFor[Out](),
 	}
-	t.call = func(ctx Context, input []byte) (any, error) {
-		var in In
-		if err := t.decodeInput(input, &in); err != nil {
-			return nil, err
+	var inputSlots scratch[In]
+	var resultSlots scratch[Out]
+	t.call = func(ctx Context, input, buf []byte) ([]byte, error) {
+		plans := t.buildPlans()
+		if plans.err != nil {
+			return nil, Errorf(CodeToolError, "tool %s has an invalid schema: %v", t.slug, plans.err)
 		}
+		inp := inputSlots.get()
+		if plans.decoder == nil || !decodeFast(plans.decoder, input, unsafe.Pointer(inp)) {
+			var zero In
+			*inp = zero // drop what the fast path may have written
+			if err := t.decodeReference(input, inp); err != nil {
+				inputSlots.put(inp)
+				return nil, err
+			}
+		}
+		in := *inp
+		inputSlots.put(inp)
 		out, err := handler(ctx, in)
 		if e, ok := err.(*Error); ok && e == nil {
 			err = nil // a typed nil *Error is a success, not a crash
@@ -119,7 +151,21 @@ func Tool[In, Out any](slug, description string, handler func(Context, In) (Out,
 		if err != nil {
 			return nil, err
 		}
-		return out, nil
+		if plans.encoder != nil {
+			outp := resultSlots.get()
+			*outp = out
+			enc := encoder{buf: buf}
+			ok := enc.encode(plans.encoder, unsafe.Pointer(outp), 0)
+			resultSlots.put(outp)
+			if ok {
+				return enc.buf, nil
+			}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, Errorf(CodeToolError, "encoding the result of %s: %v", t.slug, err)
+		}
+		return b, nil
 	}
 	for _, o := range opts {
 		o(t)
@@ -141,10 +187,54 @@ func (t *ToolDef) Run(ptr, size uint32) uint32 {
 		hostOutputSet(out)
 		return statusError
 	}
-	out, status := t.invoke(input)
+	buf := spareOutput.Swap(nil)
+	if buf == nil {
+		buf = &outputBuffer{}
+	}
+	out, status := t.invoke(input, buf.b[:0])
 	hostOutputSet(out)
+	// The host copied the output: its buffer serves the next call.
+	if cap(out) <= maxSpareOutput {
+		buf.b = out
+		spareOutput.Store(buf)
+	}
 	return status
 }
+
+// scratch keeps one heap value of type T between calls. A tool decodes its
+// input into one and encodes its result from one: taking the address of a
+// local would make the compiler allocate it on every call, and an
+// allocation costs about a microsecond in wasm. A value in use is taken out,
+// so concurrent native callers get their own.
+type scratch[T any] struct {
+	spare spare[T]
+}
+
+func (s *scratch[T]) get() *T {
+	if p := s.spare.Swap(nil); p != nil {
+		return p
+	}
+	return new(T)
+}
+
+// put clears p, so the scratch value keeps nothing alive, and keeps it for
+// the next call.
+func (s *scratch[T]) put(p *T) {
+	var zero T
+	*p = zero
+	s.spare.Store(p)
+}
+
+// outputBuffer holds the bytes of one output while a call writes it.
+type outputBuffer struct{ b []byte }
+
+// spareOutput keeps the last output's buffer for the next call; one is
+// enough, since an instance serves one call at a time.
+var spareOutput spare[outputBuffer]
+
+// maxSpareOutput caps the buffer kept between calls, so an idle instance
+// does not hold on to a large output.
+const maxSpareOutput = 64 << 10
 
 // Statuses of docs/abi.md section 3.
 const (
@@ -152,23 +242,20 @@ const (
 	statusError uint32 = 1
 )
 
-// invoke runs the tool on input and returns the output bytes and status.
-func (t *ToolDef) invoke(input []byte) (out []byte, status uint32) {
+// invoke runs the tool on input and returns the output bytes (the result
+// appended to buf, or an error object) and the status.
+func (t *ToolDef) invoke(input, buf []byte) (out []byte, status uint32) {
 	defer func() {
 		if r := recover(); r != nil {
 			LogError("panic in tool %s: %v\n%s", t.slug, r, debug.Stack())
 			out, status = encodeError(Errorf(CodeToolError, "panic in tool %s: %v", t.slug, r)), statusError
 		}
 	}()
-	result, err := t.call(Context{tool: t.slug}, input)
+	result, err := t.call(Context{tool: t.slug}, input, buf)
 	if err != nil {
 		return encodeError(toolError(err)), statusError
 	}
-	b, err := json.Marshal(result)
-	if err != nil {
-		return encodeError(Errorf(CodeToolError, "encoding the result of %s: %v", t.slug, err)), statusError
-	}
-	return b, statusOK
+	return result, statusOK
 }
 
 // encodeError returns the JSON error object for e. Details that cannot be
@@ -181,7 +268,7 @@ func encodeError(e *Error) []byte {
 	return b
 }
 
-// buildSchemas generates and compiles the tool's input schema once.
+// buildSchemas generates the tool's input schema once.
 func (t *ToolDef) buildSchemas() *toolSchemas {
 	t.schemaOnce.Do(func() {
 		s := &t.schemas
@@ -190,23 +277,55 @@ func (t *ToolDef) buildSchemas() *toolSchemas {
 			s.err = fmt.Errorf("inputSchema: %w", err)
 			return
 		}
-		if in.Type != "object" {
+		if in.typ != "object" {
 			s.err = fmt.Errorf("inputSchema: type must be \"object\": the input type %s is not a struct", t.inType)
 			return
 		}
-		s.input = in
-		if s.validator, err = compileValidator(in); err != nil {
-			s.err = fmt.Errorf("inputSchema: %w", err)
+		s.input, s.hasDefaults = in, hasDefaults
+	})
+	return &t.schemas
+}
+
+// buildPlans compiles the call plans of the tool once.
+func (t *ToolDef) buildPlans() *toolPlans {
+	t.planOnce.Do(func() {
+		p := &t.plans
+		s := t.buildSchemas()
+		if s.err != nil {
+			p.err = s.err
 			return
 		}
-		if hasDefaults {
-			if s.defaults, err = compileDefaulter(t.inType, in); err != nil {
-				s.err = fmt.Errorf("inputSchema: %w", err)
-				return
+		if d, ok := compileDecoder(t.inType, s.input); ok {
+			p.decoder = d
+		}
+		if e, ok := compileEncoder(t.outType, map[reflect.Type]*encNode{}); ok {
+			p.encoder = e
+		}
+	})
+	return &t.plans
+}
+
+// buildReference compiles the reference decoding of the input once.
+func (t *ToolDef) buildReference() *referenceDecoder {
+	t.refOnce.Do(func() {
+		r := &t.reference
+		s := t.buildSchemas()
+		if s.err != nil {
+			r.err = s.err
+			return
+		}
+		var err error
+		if r.validator, err = compileValidator(s.input); err != nil {
+			r.err = fmt.Errorf("inputSchema: %w", err)
+			return
+		}
+		if s.hasDefaults {
+			if r.defaults, err = compileDefaulter(t.inType, s.input); err != nil {
+				r.err = fmt.Errorf("inputSchema: %w", err)
 			}
 		}
 	})
-	return &t.schemas
+	return &t.reference
 }
 
 // manifestEntry returns the tool's entry in the manifest.
@@ -226,7 +345,7 @@ func (t *ToolDef) manifestEntry() (toolManifest, error) {
 		return tm, s.err
 	}
 	var err error
-	if tm.InputSchema, err = json.Marshal(s.input); err != nil {
+	if tm.InputSchema, err = s.input.marshal(); err != nil {
 		return tm, fmt.Errorf("inputSchema: %w", err)
 	}
 	// The output schema is only needed here, so it is not kept.
@@ -234,40 +353,42 @@ func (t *ToolDef) manifestEntry() (toolManifest, error) {
 	if err != nil {
 		return tm, fmt.Errorf("outputSchema: %w", err)
 	}
-	if out.Type == "object" {
-		if tm.OutputSchema, err = json.Marshal(out); err != nil {
+	if out.typ == "object" {
+		if tm.OutputSchema, err = out.marshal(); err != nil {
 			return tm, fmt.Errorf("outputSchema: %w", err)
 		}
 	}
 	return tm, nil
 }
 
-// decodeInput decodes input into dst (a pointer to the handler's input type)
-// after checking it against the input schema, then fills in defaults. Every
-// failure is INVALID_ARGUMENTS naming the field.
-func (t *ToolDef) decodeInput(input []byte, dst any) error {
+// decodeReference decodes input into dst (a pointer to the handler's zero
+// input) after checking it against the input schema, then fills in
+// defaults: the reference for what the fast path (decodeFast) does, and the
+// path for every input that one gives up on. Every failure is
+// INVALID_ARGUMENTS naming the field.
+func (t *ToolDef) decodeReference(input []byte, dst any) error {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = []byte("{}")
 	}
-	s := t.buildSchemas()
-	if s.err != nil {
-		return Errorf(CodeToolError, "tool %s has an invalid schema: %v", t.slug, s.err)
+	r := t.buildReference()
+	if r.err != nil {
+		return Errorf(CodeToolError, "tool %s has an invalid schema: %v", t.slug, r.err)
 	}
 	var instance any
 	if err := json.Unmarshal(input, &instance); err != nil {
 		return decodeError(err)
 	}
-	if e := s.validator.check("", instance); e != nil {
+	if e := r.validator.check("", instance); e != nil {
 		return e
 	}
 	// The schema check already refused unknown fields (struct schemas are
 	// closed), so a plain Unmarshal is as strict as a decoder with
-	// DisallowUnknownFields, and cheaper: JSON scanning is slow in wasm.
+	// DisallowUnknownFields.
 	if err := json.Unmarshal(input, dst); err != nil {
 		return decodeError(err)
 	}
-	if s.defaults != nil {
-		s.defaults.apply(reflect.ValueOf(dst), instance)
+	if r.defaults != nil {
+		r.defaults.apply(reflect.ValueOf(dst), instance)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -255,7 +256,7 @@ func TestToolDef_Run_inputNotFromWbAlloc(t *testing.T) {
 }
 
 func TestPinnedInputs(t *testing.T) {
-	p := pinnedInputs{bufs: map[uint32][]byte{}}
+	var p pinnedInputs
 	if got := p.alloc(maxInputBytes + 1); got != 0 {
 		t.Errorf("alloc over the cap = %d, want 0", got)
 	}
@@ -324,4 +325,64 @@ func TestError_WithDetails(t *testing.T) {
 	assertSameJSON(t, b, `{"code":"NOT_FOUND","message":"x","details":{"n":1}}`)
 	b, _ = json.Marshal(base)
 	assertSameJSON(t, b, `{"code":"NOT_FOUND","message":"x"}`)
+}
+
+func TestToolDef_Run_callsDoNotShareMemory(t *testing.T) {
+	var kept []echoInput
+	keep := Tool("test_keep", "Keeps its inputs.", func(_ Context, in echoInput) (echoOutput, error) {
+		kept = append(kept, in)
+		return echoOutput{Owner: in.Owner, Labels: in.Labels}, nil
+	})
+	big := strings.Repeat("x", maxSpareOutput+1)
+	tests := []struct {
+		input   string
+		wantOut string
+	}{
+		{`{"owner":"first","labels":["one","two"]}`, `{"owner":"first","state":"","per_page":0,"labels":["one","two"],"tool":""}`},
+		{`{"owner":"second","labels":["three"]}`, `{"owner":"second","state":"","per_page":0,"labels":["three"],"tool":""}`},
+		{`{"owner":"third","labels":["` + big + `"]}`, `{"owner":"third","state":"","per_page":0,"labels":["` + big + `"],"tool":""}`},
+		{`{"owner":"fourth","labels":["esc\"aped"]}`, `{"owner":"fourth","state":"","per_page":0,"labels":["esc\"aped"],"tool":""}`},
+	}
+	h := &TestHost{}
+	for _, tt := range tests {
+		status, out := h.Call(keep, []byte(tt.input))
+		if status != statusOK || string(out) != tt.wantOut {
+			t.Fatalf("input %.60s: status %d, output %.120s", tt.input, status, out)
+		}
+	}
+	// Every value a handler kept is still what it received.
+	want := []echoInput{
+		{Owner: "first", State: "open", PerPage: 30, Labels: []string{"one", "two"}},
+		{Owner: "second", State: "open", PerPage: 30, Labels: []string{"three"}},
+		{Owner: "third", State: "open", PerPage: 30, Labels: []string{big}},
+		{Owner: "fourth", State: "open", PerPage: 30, Labels: []string{`esc"aped`}},
+	}
+	if !reflect.DeepEqual(kept, want) {
+		t.Errorf("kept inputs changed:\n got %.200v\nwant %.200v", kept, want)
+	}
+}
+
+func TestToolDef_Run_inputTypes(t *testing.T) {
+	type named map[string]int
+	tests := []struct {
+		name  string
+		tool  *ToolDef
+		input string
+		want  string
+	}{
+		{"pointer to a struct", Tool("test_ptr", "P.", func(_ Context, in *echoInput) (*echoInput, error) { return in, nil }),
+			`{"owner":"a"}`, `{"owner":"a","state":"open","per_page":30}`},
+		{"a map", Tool("test_map", "M.", func(_ Context, in named) (named, error) { return in, nil }),
+			`{"b":2,"a":1}`, `{"a":1,"b":2}`},
+		{"empty input to a map", Tool("test_map2", "M.", func(_ Context, in named) (named, error) { return in, nil }),
+			``, `{}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, out := (&TestHost{}).Call(tt.tool, []byte(tt.input))
+			if status != statusOK || string(out) != tt.want {
+				t.Errorf("status %d, output %s, want %s", status, out, tt.want)
+			}
+		})
+	}
 }

@@ -4,21 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // validator checks a decoded JSON value (the result of json.Unmarshal into
 // an any) against the subset of JSON Schema that schemaFor generates: type,
 // enum, minimum, maximum, pattern, minItems, maxItems, properties, required,
-// additionalProperties and items. It is compiled once per tool; checking
-// costs no reflection, which matters in wasm, where a general validator made
-// every call several times slower.
+// additionalProperties and items. It is the reference for what a tool
+// accepts: the single-pass decoder (decode.go) takes the common case, and
+// any input it does not take is checked here, which also words the error.
 type validator struct {
 	types      []string // allowed JSON types; empty allows any
 	enum       []any
@@ -35,42 +32,38 @@ type validator struct {
 }
 
 // compileValidator compiles s.
-func compileValidator(s *jsonschema.Schema) (*validator, error) {
+func compileValidator(s *schema) (*validator, error) {
 	if s == nil {
 		return nil, nil
 	}
-	v := &validator{enum: s.Enum, minimum: s.Minimum, maximum: s.Maximum, minItems: s.MinItems,
-		maxItems: s.MaxItems, required: s.Required}
+	v := &validator{enum: s.enum, minimum: s.minimum, maximum: s.maximum, minItems: s.minItems,
+		maxItems: s.maxItems, required: s.required, closed: s.closed}
 	switch {
-	case s.Type != "":
-		v.types = []string{s.Type}
-	case len(s.Types) > 0:
-		v.types = s.Types
+	case s.typ != "":
+		v.types = []string{s.typ}
+	case len(s.types) > 0:
+		v.types = s.types
 	}
-	if s.Pattern != "" {
-		re, err := regexp.Compile(s.Pattern)
+	if s.pattern != "" {
+		re, err := regexp.Compile(s.pattern)
 		if err != nil {
-			return nil, fmt.Errorf("pattern %q: %w", s.Pattern, err)
+			return nil, fmt.Errorf("pattern %q: %w", s.pattern, err)
 		}
 		v.pattern = re
 	}
 	var err error
-	if len(s.Properties) > 0 {
-		v.properties = make(map[string]*validator, len(s.Properties))
-		for name, ps := range s.Properties {
+	if len(s.properties) > 0 {
+		v.properties = make(map[string]*validator, len(s.properties))
+		for name, ps := range s.properties {
 			if v.properties[name], err = compileValidator(ps); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if ap := s.AdditionalProperties; ap != nil {
-		if ap.Not != nil && reflect.DeepEqual(*ap.Not, jsonschema.Schema{}) {
-			v.closed = true
-		} else if v.additional, err = compileValidator(ap); err != nil {
-			return nil, err
-		}
+	if v.additional, err = compileValidator(s.additional); err != nil {
+		return nil, err
 	}
-	if v.items, err = compileValidator(s.Items); err != nil {
+	if v.items, err = compileValidator(s.items); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/egress"
 )
@@ -52,46 +53,17 @@ func conformanceWasm(t testing.TB) []byte {
 	return confBytes
 }
 
-// logRecords is a slog handler that keeps the records it receives.
-type logRecords struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.records = append(l.records, r)
-	return nil
-}
-func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logRecords) WithGroup(string) slog.Handler      { return l }
-
-func (l *logRecords) messages(level slog.Level) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, r := range l.records {
-		if r.Level == level {
-			out = append(out, r.Message)
-		}
-	}
-	return out
-}
-
 // confFixture is the conformance plugin loaded with a local upstream as
 // its base URL.
 type confFixture struct {
 	plugin   *runtime.Plugin
-	logs     *logRecords
+	logs     *plugintest.Logs
 	upstream *httptest.Server
 }
 
 func newConfFixture(t testing.TB) *confFixture {
 	t.Helper()
-	ctx := context.Background()
-	c := &confFixture{logs: &logRecords{}}
+	c := &confFixture{logs: &plugintest.Logs{}}
 	c.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/teapot":
@@ -104,26 +76,17 @@ func newConfFixture(t testing.TB) *confFixture {
 		}
 	}))
 	t.Cleanup(c.upstream.Close)
-	host, err := runtime.NewHost(ctx, runtime.Config{
+	c.plugin = plugintest.Load(t, conformanceWasm(t), plugintest.HostConfig{
 		CacheDir: cacheDir,
-		Egress:   egress.NewClient(egress.Options{AllowPrivate: true}),
+		Egress:   egress.Options{AllowPrivate: true},
 		Settings: runtime.MapSettings{"conf-rust": {"base_url": c.upstream.URL}},
 		Logger:   slog.New(c.logs),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Close(context.Background()) })
-	if c.plugin, err = host.Load(ctx, conformanceWasm(t)); err != nil {
-		t.Fatalf("load the conformance plugin: %v", err)
-	}
 	return c
 }
 
 func (c *confFixture) call(tool, input string, progress func(runtime.Progress)) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return c.plugin.Call(ctx, runtime.Call{Tool: tool, UserID: userID, Input: []byte(input), Progress: progress})
+	return plugintest.Call(c.plugin, userID, tool, input, progress)
 }
 
 func TestConformance_Manifest(t *testing.T) {
@@ -167,7 +130,7 @@ func TestConformance_Results(t *testing.T) {
 			}
 		})
 	}
-	if got := c.logs.messages(slog.LevelInfo); !slices.Contains(got, "hello from rust") {
+	if got := c.logs.Messages(slog.LevelInfo); !slices.Contains(got, "hello from rust") {
 		t.Errorf("info logs = %q, want hello from rust", got)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 )
 
 // Fake is an in-memory Jira Cloud REST API v3 served on 127.0.0.1. It
@@ -34,7 +36,7 @@ type Fake struct {
 	auth string // the exact Authorization header accepted
 
 	mu         sync.Mutex
-	requests   []Request
+	requests   plugintest.Recorder[Request]
 	me         string // account id of the authenticated user
 	users      []*User
 	projects   []*projectRecord
@@ -84,18 +86,10 @@ func NewFake(t testing.TB, email, apiToken string) *Fake {
 func (f *Fake) Me() string { return f.me }
 
 // Requests returns a copy of every request received so far.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.requests...)
-}
+func (f *Fake) Requests() []Request { return f.requests.All() }
 
 // ClearRequests forgets the recorded requests.
-func (f *Fake) ClearRequests() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = nil
-}
+func (f *Fake) ClearRequests() { f.requests.Clear() }
 
 // LimitRate makes every following request fail as Jira does when a rate
 // limit is hit: 429 with Retry-After set to seconds. 0 lifts the limit.
@@ -149,7 +143,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body})
+	f.requests.Add(Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body})
 	x := &exchange{r: r, body: body, header: w.Header()}
 	status, out, apiErr := f.handle(x)
 	switch {

@@ -1,17 +1,14 @@
 package atlassianjiratest
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
@@ -27,12 +24,7 @@ const (
 	site     = "acme"
 )
 
-var (
-	wasmOnce  sync.Once
-	wasmBytes []byte
-	wasmErr   error
-	cacheDir  string
-)
+var cacheDir string
 
 // TestMain shares one compilation cache between the tests, so each plugin
 // is compiled once per run.
@@ -49,14 +41,7 @@ func TestMain(m *testing.M) {
 
 func jiraWasm(t testing.TB) []byte {
 	t.Helper()
-	wasmOnce.Do(func() { wasmBytes, wasmErr = os.ReadFile(wasmPath) })
-	if errors.Is(wasmErr, os.ErrNotExist) {
-		t.Fatalf("%s is missing: run make plugins", wasmPath)
-	}
-	if wasmErr != nil {
-		t.Fatalf("read %s: %v", wasmPath, wasmErr)
-	}
-	return wasmBytes
+	return plugintest.ReadWasm(t, wasmPath)
 }
 
 // fixture is a loaded plugin pointed at a fresh fake.
@@ -74,22 +59,14 @@ func connection(site, email, token string) *credential.Credential {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	ctx := context.Background()
 	f := &fixture{fake: NewFake(t, email, apiToken), creds: credential.NewMemory()}
 	f.creds.Set(userID, "atlassian-jira", connection(site, email, apiToken))
-	host, err := runtime.NewHost(ctx, runtime.Config{
+	f.plugin = plugintest.Load(t, jiraWasm(t), plugintest.HostConfig{
 		CacheDir:    cacheDir,
 		Credentials: f.creds,
-		Egress:      egress.NewClient(egress.Options{AllowPrivate: true}),
+		Egress:      egress.Options{AllowPrivate: true},
 		Settings:    runtime.MapSettings{"atlassian-jira": {"base_url": f.fake.URL}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Close(context.Background()) })
-	if f.plugin, err = host.Load(ctx, jiraWasm(t)); err != nil {
-		t.Fatalf("load %s: %v", wasmPath, err)
-	}
 	fk := f.fake
 	f.grace = fk.AddUser(User{DisplayName: "Grace Hopper", Email: "grace@example.com"})
 	fk.AddUser(User{DisplayName: "Alan Turing", Email: "alan@example.com", Inactive: true})
@@ -115,30 +92,17 @@ func adfDoc(paragraphs ...string) map[string]any {
 // call runs a tool as userID and decodes its output into out.
 func (f *fixture) call(t testing.TB, tool, input string, out any) {
 	t.Helper()
-	raw, err := f.callAs(userID, tool, input)
-	if err != nil {
-		t.Fatalf("%s(%s): %v", tool, input, err)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("%s output %s: %v", tool, raw, err)
-	}
+	plugintest.CallInto(t, f.plugin, userID, tool, input, out)
 }
 
 func (f *fixture) callAs(user, tool, input string) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return f.plugin.Call(ctx, runtime.Call{Tool: tool, UserID: user, Input: []byte(input)})
+	return plugintest.Call(f.plugin, user, tool, input, nil)
 }
 
 // toolError runs a tool that must fail and returns its error.
 func (f *fixture) toolError(t *testing.T, user, tool, input string) *runtime.ToolError {
 	t.Helper()
-	out, err := f.callAs(user, tool, input)
-	var te *runtime.ToolError
-	if !errors.As(err, &te) {
-		t.Fatalf("%s(%s) = %s, %v; want a *runtime.ToolError", tool, input, out, err)
-	}
-	return te
+	return plugintest.ToolError(t, f.plugin, user, tool, input)
 }
 
 // basicAuth is the Authorization header Jira Cloud expects for an API token.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
@@ -45,19 +46,11 @@ func TestPlugin_TargetsTheConnectionSite(t *testing.T) {
 	creds.Set("ada", "atlassian-jira", connection("acme", email, apiToken))
 	creds.Set("bob", "atlassian-jira", connection("globex-eu", "bob@example.com", "other-token"))
 	creds.Set("mallory", "atlassian-jira", connection("evil.example.com/x", "m@example.com", "t"))
-	host, err := runtime.NewHost(ctx, runtime.Config{
+	p := plugintest.Load(t, jiraWasm(t), plugintest.HostConfig{
 		CacheDir:    cacheDir,
 		Credentials: creds,
-		Egress:      egress.NewClient(egress.Options{Resolver: res}),
+		Egress:      egress.Options{Resolver: res},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Close(context.Background()) })
-	p, err := host.Load(ctx, jiraWasm(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	call := func(user string) *runtime.ToolError {
 		t.Helper()
 		out, err := p.Call(ctx, runtime.Call{Tool: "atlassian_jira_get_myself", UserID: user, Input: []byte(`{}`)})

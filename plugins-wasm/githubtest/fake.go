@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 )
 
 // Fake is an in-memory GitHub REST API (version 2022-11-28) served on
@@ -31,7 +33,7 @@ type Fake struct {
 	token string
 
 	mu          sync.Mutex
-	requests    []Request
+	requests    plugintest.Recorder[Request]
 	login       string
 	userID      int64
 	repos       map[string]*repoRecord // by lower-case owner/name
@@ -81,18 +83,10 @@ func NewFake(t testing.TB, token string) *Fake {
 func (f *Fake) Login() string { return f.login }
 
 // Requests returns a copy of every request received so far.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Request(nil), f.requests...)
-}
+func (f *Fake) Requests() []Request { return f.requests.All() }
 
 // ClearRequests forgets the recorded requests.
-func (f *Fake) ClearRequests() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = nil
-}
+func (f *Fake) ClearRequests() { f.requests.Clear() }
 
 // LimitRate makes every following request fail as GitHub does when the
 // primary rate limit is used up: 403 with X-RateLimit-Remaining: 0 and
@@ -143,7 +137,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.requests = append(f.requests, Request{
+	f.requests.Add(Request{
 		Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body,
 	})
 	x := &exchange{r: r, body: body, header: w.Header()}

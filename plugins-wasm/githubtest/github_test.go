@@ -2,17 +2,15 @@ package githubtest
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
@@ -27,12 +25,7 @@ const (
 	userAgent = "workbench-github-plugin/"
 )
 
-var (
-	wasmOnce  sync.Once
-	wasmBytes []byte
-	wasmErr   error
-	cacheDir  string
-)
+var cacheDir string
 
 // TestMain shares one compilation cache between the tests, so the plugin
 // is compiled once per run.
@@ -56,29 +49,14 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	wasmOnce.Do(func() { wasmBytes, wasmErr = os.ReadFile(wasmPath) })
-	if errors.Is(wasmErr, os.ErrNotExist) {
-		t.Fatalf("%s is missing: run make plugins", wasmPath)
-	}
-	if wasmErr != nil {
-		t.Fatalf("read %s: %v", wasmPath, wasmErr)
-	}
-	ctx := context.Background()
 	f := &fixture{fake: NewFake(t, token), creds: credential.NewMemory()}
 	f.creds.Set(userID, "github", &credential.Credential{AccessToken: token})
-	host, err := runtime.NewHost(ctx, runtime.Config{
+	f.plugin = plugintest.Load(t, plugintest.ReadWasm(t, wasmPath), plugintest.HostConfig{
 		CacheDir:    cacheDir,
 		Credentials: f.creds,
-		Egress:      egress.NewClient(egress.Options{AllowPrivate: true}),
+		Egress:      egress.Options{AllowPrivate: true},
 		Settings:    runtime.MapSettings{"github": {"base_url": f.fake.URL}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Close(context.Background()) })
-	if f.plugin, err = host.Load(ctx, wasmBytes); err != nil {
-		t.Fatalf("load %s: %v", wasmPath, err)
-	}
 	f.fake.AddRepo(Repo{Owner: "octocat", Name: "hello-world", Description: "My first repository", Language: "Go",
 		Stars: 80, Forks: 9, Topics: []string{"demo"}, Branches: []string{"feature"}})
 	return f
@@ -87,30 +65,17 @@ func newFixture(t testing.TB) *fixture {
 // call runs a tool as userID and decodes its output into out.
 func (f *fixture) call(t testing.TB, tool, input string, out any) {
 	t.Helper()
-	raw, err := f.callAs(userID, tool, input)
-	if err != nil {
-		t.Fatalf("%s(%s): %v", tool, input, err)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("%s output %s: %v", tool, raw, err)
-	}
+	plugintest.CallInto(t, f.plugin, userID, tool, input, out)
 }
 
 func (f *fixture) callAs(user, tool, input string) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return f.plugin.Call(ctx, runtime.Call{Tool: tool, UserID: user, Input: []byte(input)})
+	return plugintest.Call(f.plugin, user, tool, input, nil)
 }
 
 // toolError runs a tool that must fail and returns its error.
 func (f *fixture) toolError(t *testing.T, user, tool, input string) *runtime.ToolError {
 	t.Helper()
-	out, err := f.callAs(user, tool, input)
-	var te *runtime.ToolError
-	if !errors.As(err, &te) {
-		t.Fatalf("%s(%s) = %s, %v; want a *runtime.ToolError", tool, input, out, err)
-	}
-	return te
+	return plugintest.ToolError(t, f.plugin, user, tool, input)
 }
 
 // onlyRequest returns the only request the fake saw since it was cleared.

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 )
 
@@ -44,7 +44,7 @@ func (r *refusingResolver) asked() []string {
 type conformanceFixture struct {
 	plugin   *runtime.Plugin
 	upstream *httptest.Server
-	logs     *recordingHandler
+	logs     *plugintest.Logs
 	resolver *refusingResolver
 
 	mu      sync.Mutex
@@ -53,7 +53,7 @@ type conformanceFixture struct {
 
 func newConformanceFixture(t testing.TB) *conformanceFixture {
 	t.Helper()
-	f := &conformanceFixture{logs: &recordingHandler{}, resolver: &refusingResolver{}}
+	f := &conformanceFixture{logs: &plugintest.Logs{}, resolver: &refusingResolver{}}
 	f.upstream = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.methods = append(f.methods, r.Method+" "+r.URL.Path)
@@ -106,7 +106,7 @@ func TestConformance_Echo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := callTool(f.plugin, userID, "conf_c_echo", tt.input)
+			out, err := plugintest.Call(f.plugin, userID, "conf_c_echo", tt.input, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,8 +132,8 @@ func TestConformance_InputErrors(t *testing.T) {
 		{"conf_c_http", `{"url":null}`, "url: must be a string, not null"},
 	}
 	for _, tt := range tests {
-		out, err := callTool(f.plugin, userID, tt.tool, tt.input)
-		te := asToolError(t, out, err)
+		out, err := plugintest.Call(f.plugin, userID, tt.tool, tt.input, nil)
+		te := plugintest.AsToolError(t, out, err)
 		if te.Code != "INVALID_ARGUMENTS" || te.Message != tt.wantMessage {
 			t.Errorf("%s(%s) = %s %q, want INVALID_ARGUMENTS %q", tt.tool, tt.input, te.Code, te.Message, tt.wantMessage)
 		}
@@ -142,8 +142,8 @@ func TestConformance_InputErrors(t *testing.T) {
 
 func TestConformance_Fail(t *testing.T) {
 	f := newConformanceFixture(t)
-	out, err := callTool(f.plugin, userID, "conf_c_fail", `{}`)
-	te := asToolError(t, out, err)
+	out, err := plugintest.Call(f.plugin, userID, "conf_c_fail", `{}`, nil)
+	te := plugintest.AsToolError(t, out, err)
 	if te.Code != "NOT_FOUND" || te.Message != "nothing here" || canonical(t, string(te.Details)) != `{"id":7}` {
 		t.Errorf("fail = %+v (details %s)", te, te.Details)
 	}
@@ -159,7 +159,7 @@ func TestConformance_Config(t *testing.T) {
 		{"", `{"value":null}`},
 	}
 	for _, tt := range tests {
-		out, err := callTool(f.plugin, userID, "conf_c_config", `{"key":"`+tt.key+`"}`)
+		out, err := plugintest.Call(f.plugin, userID, "conf_c_config", `{"key":"`+tt.key+`"}`, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestConformance_HTTP(t *testing.T) {
 		{"/binary", map[string]any{"status": 200.0, "body": "a\ufffdb\u0000"}},
 	}
 	for _, tt := range tests {
-		out, err := callTool(f.plugin, userID, "conf_c_http", `{"url":"`+f.upstream.URL+tt.path+`"}`)
+		out, err := plugintest.Call(f.plugin, userID, "conf_c_http", `{"url":"`+f.upstream.URL+tt.path+`"}`, nil)
 		if err != nil {
 			t.Fatalf("http %s: %v", tt.path, err)
 		}
@@ -206,8 +206,8 @@ func TestConformance_HTTPHostErrors(t *testing.T) {
 		{"not a url", "INVALID_REQUEST"},
 	}
 	for _, tt := range tests {
-		out, err := callTool(f.plugin, userID, "conf_c_http", `{"url":"`+tt.url+`"}`)
-		te := asToolError(t, out, err)
+		out, err := plugintest.Call(f.plugin, userID, "conf_c_http", `{"url":"`+tt.url+`"}`, nil)
+		te := plugintest.AsToolError(t, out, err)
 		if te.Code != tt.wantCode || te.Message == "" {
 			t.Errorf("http %s = %s %q, want code %s", tt.url, te.Code, te.Message, tt.wantCode)
 		}
@@ -219,11 +219,11 @@ func TestConformance_HTTPHostErrors(t *testing.T) {
 
 func TestConformance_Log(t *testing.T) {
 	f := newConformanceFixture(t)
-	out, err := callTool(f.plugin, userID, "conf_c_log", `{}`)
+	out, err := plugintest.Call(f.plugin, userID, "conf_c_log", `{}`, nil)
 	if err != nil || string(out) != `{}` {
 		t.Fatalf("log = %s, %v", out, err)
 	}
-	if got := f.logs.messages(slog.LevelInfo); !slices.Contains(got, "hello from c") {
+	if got := f.logs.Messages(slog.LevelInfo); !slices.Contains(got, "hello from c") {
 		t.Errorf("info records = %q, want one %q", got, "hello from c")
 	}
 }
@@ -231,10 +231,7 @@ func TestConformance_Log(t *testing.T) {
 func TestConformance_Progress(t *testing.T) {
 	f := newConformanceFixture(t)
 	var got []runtime.Progress
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := f.plugin.Call(ctx, runtime.Call{Tool: "conf_c_progress", UserID: userID, Input: []byte(`{}`),
-		Progress: func(p runtime.Progress) { got = append(got, p) }})
+	out, err := plugintest.Call(f.plugin, userID, "conf_c_progress", `{}`, func(p runtime.Progress) { got = append(got, p) })
 	if err != nil || string(out) != `{}` {
 		t.Fatalf("progress = %s, %v", out, err)
 	}
@@ -251,7 +248,7 @@ func TestConformance_InstanceReuse(t *testing.T) {
 	input := `{"blob":""}`
 	bigInput := `{"blob":"` + strings.Repeat("x", 100<<10) + `"}`
 	for i := 0; i < 3; i++ {
-		if _, err := callTool(f.plugin, userID, "conf_c_echo", bigInput); err != nil {
+		if _, err := plugintest.Call(f.plugin, userID, "conf_c_echo", bigInput, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -261,7 +258,7 @@ func TestConformance_InstanceReuse(t *testing.T) {
 		if i%2 == 0 {
 			in = bigInput
 		}
-		if _, err := callTool(f.plugin, userID, "conf_c_echo", in); err != nil {
+		if _, err := plugintest.Call(f.plugin, userID, "conf_c_echo", in, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 )
 
 // Fake is an in-memory NerdGraph (New Relic's GraphQL API) served on
@@ -35,7 +37,7 @@ type Fake struct {
 	apiKey string
 
 	mu        sync.Mutex
-	requests  []Request
+	requests  plugintest.Recorder[Request]
 	user      User
 	accounts  []*Account
 	entities  []*Entity
@@ -201,18 +203,10 @@ func (f *Fake) FailNext(status int, header http.Header, body string) {
 }
 
 // Requests returns a copy of every request received so far.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.requests)
-}
+func (f *Fake) Requests() []Request { return f.requests.All() }
 
 // ClearRequests forgets the recorded requests.
-func (f *Fake) ClearRequests() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = nil
-}
+func (f *Fake) ClearRequests() { f.requests.Clear() }
 
 // Deployments returns the Deployment events of an account.
 func (f *Fake) Deployments(account int) []map[string]any {
@@ -251,7 +245,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.requests = append(f.requests, req)
+	f.requests.Add(req)
 
 	switch {
 	case r.URL.Path != "/graphql":

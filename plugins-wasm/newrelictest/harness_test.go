@@ -1,7 +1,6 @@
 package newrelictest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -11,8 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
@@ -72,43 +71,7 @@ func buildConformance(t testing.TB) []byte {
 
 func readNewRelicWasm(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile(newrelicWasm)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s is missing: run make plugins", newrelicWasm)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// recordingHandler keeps the records a plugin logs.
-type recordingHandler struct {
-	mu      sync.Mutex
-	records []slog.Record
-}
-
-func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.records = append(h.records, r)
-	return nil
-}
-func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
-
-// messages returns the messages logged at level.
-func (h *recordingHandler) messages(level slog.Level) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, r := range h.records {
-		if r.Level == level {
-			out = append(out, r.Message)
-		}
-	}
-	return out
+	return plugintest.ReadWasm(t, newrelicWasm)
 }
 
 // hostOptions configures loadPlugin.
@@ -116,53 +79,23 @@ type hostOptions struct {
 	settings runtime.MapSettings
 	creds    *credential.Memory
 	resolver egress.Resolver
-	logs     *recordingHandler
+	logs     *plugintest.Logs
 }
 
 // loadPlugin loads wasm into a fresh host with the given options.
 func loadPlugin(t testing.TB, wasm []byte, o hostOptions) *runtime.Plugin {
 	t.Helper()
-	if o.creds == nil {
-		o.creds = credential.NewMemory()
-	}
 	var logger *slog.Logger
 	if o.logs != nil {
 		logger = slog.New(o.logs)
 	}
-	ctx := context.Background()
-	host, err := runtime.NewHost(ctx, runtime.Config{
+	return plugintest.Load(t, wasm, plugintest.HostConfig{
 		CacheDir:    cacheDir,
 		Credentials: o.creds,
-		Egress:      egress.NewClient(egress.Options{AllowPrivate: true, Resolver: o.resolver}),
+		Egress:      egress.Options{AllowPrivate: true, Resolver: o.resolver},
 		Settings:    o.settings,
 		Logger:      logger,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Close(context.Background()) })
-	p, err := host.Load(ctx, wasm)
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	return p
-}
-
-// callTool runs one tool as user.
-func callTool(p *runtime.Plugin, user, tool, input string) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return p.Call(ctx, runtime.Call{Tool: tool, UserID: user, Input: []byte(input)})
-}
-
-// asToolError returns err as a *runtime.ToolError or fails the test.
-func asToolError(t *testing.T, out json.RawMessage, err error) *runtime.ToolError {
-	t.Helper()
-	var te *runtime.ToolError
-	if !errors.As(err, &te) {
-		t.Fatalf("got %s, %v; want a *runtime.ToolError", out, err)
-	}
-	return te
 }
 
 // decode unmarshals raw into a generic value.

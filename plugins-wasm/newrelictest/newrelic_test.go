@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 )
@@ -63,20 +64,13 @@ func newNRFixture(t testing.TB) *nrFixture {
 // call runs a tool as userID and decodes its output into out.
 func (f *nrFixture) call(t *testing.T, tool, input string, out any) {
 	t.Helper()
-	raw, err := callTool(f.plugin, userID, tool, input)
-	if err != nil {
-		t.Fatalf("%s(%s): %v", tool, input, err)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("%s output %s: %v", tool, raw, err)
-	}
+	plugintest.CallInto(t, f.plugin, userID, tool, input, out)
 }
 
 // fail runs a tool that must fail and returns its error.
 func (f *nrFixture) fail(t *testing.T, tool, input string) *runtime.ToolError {
 	t.Helper()
-	out, err := callTool(f.plugin, userID, tool, input)
-	return asToolError(t, out, err)
+	return plugintest.ToolError(t, f.plugin, userID, tool, input)
 }
 
 // onlyRequest returns the one request the fake saw since it was cleared,
@@ -569,13 +563,13 @@ func TestPlugin_UpstreamErrors(t *testing.T) {
 
 func TestPlugin_WrongKey(t *testing.T) {
 	f := newNRFixture(t)
-	out, err := callTool(f.plugin, "intruder", "newrelic_list_accounts", `{}`)
-	te := asToolError(t, out, err)
+	out, err := plugintest.Call(f.plugin, "intruder", "newrelic_list_accounts", `{}`, nil)
+	te := plugintest.AsToolError(t, out, err)
 	if te.Code != "UNAUTHORIZED" || te.Message != "NerdGraph: Unauthorized" {
 		t.Errorf("wrong key = %+v", te)
 	}
-	out, err = callTool(f.plugin, "nobody", "newrelic_list_accounts", `{}`)
-	if te := asToolError(t, out, err); te.Code != "NOT_CONNECTED" {
+	out, err = plugintest.Call(f.plugin, "nobody", "newrelic_list_accounts", `{}`, nil)
+	if te := plugintest.AsToolError(t, out, err); te.Code != "NOT_CONNECTED" {
 		t.Errorf("no connection = %+v", te)
 	}
 }
@@ -605,8 +599,8 @@ func TestPlugin_Region(t *testing.T) {
 			}
 			resolver := &refusingResolver{}
 			p := loadPlugin(t, readNewRelicWasm(t), hostOptions{settings: settings, creds: creds, resolver: resolver})
-			out, err := callTool(p, userID, "newrelic_get_current_user", `{}`)
-			te := asToolError(t, out, err)
+			out, err := plugintest.Call(p, userID, "newrelic_get_current_user", `{}`, nil)
+			te := plugintest.AsToolError(t, out, err)
 			if te.Code != tt.wantCode {
 				t.Errorf("error = %+v, want code %s", te, tt.wantCode)
 			}

@@ -2,9 +2,6 @@ package slacktest
 
 import (
 	"context"
-	"errors"
-	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -15,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workbench-dev/workbench/runtime"
-	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 )
 
@@ -76,19 +71,6 @@ func buildAS(t testing.TB, entry string) []byte {
 	return b
 }
 
-// readWasm reads a built plugin.
-func readWasm(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s is missing: run make plugins", path)
-	}
-	if err != nil {
-		t.Fatalf("read %s: %v", path, err)
-	}
-	return b
-}
-
 // loopbackResolver resolves the names of a test to 127.0.0.1 and refuses
 // every other name, so nothing a plugin asks for leaves the machine. It
 // records the names asked for.
@@ -122,9 +104,9 @@ func (r *loopbackResolver) Asked() []string {
 	return append([]string(nil), r.asked...)
 }
 
-// loopbackEgress returns an egress client that may dial only 127.0.0.1 on
+// loopbackEgress returns egress options that may dial only 127.0.0.1 on
 // the given ports, resolving names through r.
-func loopbackEgress(t testing.TB, r *loopbackResolver, ports ...string) *egress.Client {
+func loopbackEgress(t testing.TB, r *loopbackResolver, ports ...string) egress.Options {
 	t.Helper()
 	var allow []netip.AddrPort
 	for _, p := range ports {
@@ -134,53 +116,5 @@ func loopbackEgress(t testing.TB, r *loopbackResolver, ports ...string) *egress.
 		}
 		allow = append(allow, ap)
 	}
-	c := egress.NewClient(egress.Options{AllowAddrs: allow, Resolver: r})
-	t.Cleanup(c.Close)
-	return c
-}
-
-// logRecord is one record a plugin logged.
-type logRecord struct {
-	Level   slog.Level
-	Message string
-}
-
-// logSink collects log records.
-type logSink struct {
-	mu      sync.Mutex
-	records []logRecord
-}
-
-func (s *logSink) Enabled(context.Context, slog.Level) bool { return true }
-func (s *logSink) Handle(_ context.Context, r slog.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.records = append(s.records, logRecord{r.Level, r.Message})
-	return nil
-}
-func (s *logSink) WithAttrs([]slog.Attr) slog.Handler { return s }
-func (s *logSink) WithGroup(string) slog.Handler      { return s }
-
-func (s *logSink) Records() []logRecord {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]logRecord(nil), s.records...)
-}
-
-// newHost returns a runtime host closed at the end of the test.
-func newHost(t testing.TB, cfg runtime.Config) *runtime.Host {
-	t.Helper()
-	cfg.CacheDir = cacheDir
-	if cfg.Credentials == nil {
-		cfg.Credentials = credential.NewMemory()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	h, err := runtime.NewHost(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(context.Background()) })
-	return h
+	return egress.Options{AllowAddrs: allow, Resolver: r}
 }

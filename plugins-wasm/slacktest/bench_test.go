@@ -8,6 +8,7 @@ import (
 	goruntime "runtime"
 	"testing"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 )
 
@@ -65,7 +66,7 @@ func BenchmarkEcho64B(b *testing.B) {
 // with a warm one.
 func BenchmarkCompile(b *testing.B) {
 	modules := map[string][]byte{
-		"slack":       readWasm(b, slackWasmPath),
+		"slack":       plugintest.ReadWasm(b, slackWasmPath),
 		"conformance": buildAS(b, conformanceEntry),
 	}
 	ctx := context.Background()

@@ -10,10 +10,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 )
 
@@ -25,7 +27,7 @@ const conformanceEntry = "conformance/assembly/index.ts"
 type confFixture struct {
 	plugin   *runtime.Plugin
 	upstream *httptest.Server
-	logs     *logSink
+	logs     *plugintest.Logs
 }
 
 func newConfFixture(t testing.TB) *confFixture {
@@ -41,16 +43,13 @@ func newConfFixture(t testing.TB) *confFixture {
 	}))
 	t.Cleanup(up.Close)
 	u, _ := url.Parse(up.URL)
-	f := &confFixture{upstream: up, logs: &logSink{}}
-	host := newHost(t, runtime.Config{
+	f := &confFixture{upstream: up, logs: &plugintest.Logs{}}
+	f.plugin = plugintest.Load(t, buildAS(t, conformanceEntry), plugintest.HostConfig{
+		CacheDir: cacheDir,
 		Egress:   loopbackEgress(t, newLoopbackResolver(), u.Port()),
 		Settings: runtime.MapSettings{"conf-assemblyscript": {"base_url": up.URL}},
 		Logger:   slog.New(f.logs),
 	})
-	var err error
-	if f.plugin, err = host.Load(context.Background(), buildAS(t, conformanceEntry)); err != nil {
-		t.Fatalf("load conformance plugin: %v", err)
-	}
 	return f
 }
 
@@ -195,14 +194,8 @@ func TestConformance_Log(t *testing.T) {
 	if err != nil || string(out) != "{}" {
 		t.Fatalf("log() = %s, %v", out, err)
 	}
-	var found bool
-	for _, r := range f.logs.Records() {
-		if r.Message == "hello from assemblyscript" && r.Level == slog.LevelInfo {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("logs = %+v, want hello from assemblyscript at info", f.logs.Records())
+	if got := f.logs.Messages(slog.LevelInfo); !slices.Contains(got, "hello from assemblyscript") {
+		t.Errorf("info logs = %q, want hello from assemblyscript", got)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 )
 
 // Fake is an in-memory Slack Web API. It serves https://slack.com/api/<method>
@@ -33,7 +35,7 @@ type Fake struct {
 	token string
 
 	mu          sync.Mutex
-	requests    []Request
+	requests    plugintest.Recorder[Request]
 	scopes      []string
 	revoked     bool
 	rateLimited int // requests still to answer with 429
@@ -88,18 +90,10 @@ func (f *Fake) Port() string {
 }
 
 // Requests returns a copy of every request received so far.
-func (f *Fake) Requests() []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.requests)
-}
+func (f *Fake) Requests() []Request { return f.requests.All() }
 
 // ClearRequests forgets the recorded requests.
-func (f *Fake) ClearRequests() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.requests = nil
-}
+func (f *Fake) ClearRequests() { f.requests.Clear() }
 
 // SetScopes replaces the scopes the token was granted.
 func (f *Fake) SetScopes(scopes ...string) {
@@ -199,7 +193,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rec := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body}
-	defer func() { f.requests = append(f.requests, rec) }()
+	defer func() { f.requests.Add(rec) }()
 
 	if f.rateLimited > 0 {
 		f.rateLimited--

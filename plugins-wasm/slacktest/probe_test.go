@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 )
 
@@ -22,16 +24,13 @@ const probeEntry = "tests/jsonprobe/index.ts"
 
 type probe struct {
 	plugin *runtime.Plugin
-	logs   *logSink
+	logs   *plugintest.Logs
 }
 
 func newProbe(t testing.TB) *probe {
 	t.Helper()
-	p := &probe{logs: &logSink{}}
-	var err error
-	if p.plugin, err = newHost(t, runtime.Config{Logger: slog.New(p.logs)}).Load(context.Background(), buildAS(t, probeEntry)); err != nil {
-		t.Fatalf("load probe: %v", err)
-	}
+	p := &probe{logs: &plugintest.Logs{}}
+	p.plugin = plugintest.Load(t, buildAS(t, probeEntry), plugintest.HostConfig{CacheDir: cacheDir, Logger: slog.New(p.logs)})
 	return p
 }
 
@@ -198,14 +197,9 @@ func TestJSON_AbortTraps(t *testing.T) {
 	if !errors.As(err, &te) || te.Code != "TRAP" {
 		t.Fatalf("abort call = %v, want TRAP", err)
 	}
-	var logged bool
-	for _, r := range p.logs.Records() {
-		if r.Level == slog.LevelError && strings.HasPrefix(r.Message, "abort: Index out of range at ~lib/array.ts") {
-			logged = true
-		}
-	}
-	if !logged {
-		t.Errorf("logs = %+v, want the abort message at error level", p.logs.Records())
+	errorLogs := p.logs.Messages(slog.LevelError)
+	if !slices.ContainsFunc(errorLogs, func(m string) bool { return strings.HasPrefix(m, "abort: Index out of range at ~lib/array.ts") }) {
+		t.Errorf("error logs = %q, want the abort message", errorLogs)
 	}
 	out, err := p.plugin.Call(context.Background(), runtime.Call{Tool: "asjson_probe_abort", UserID: "u1", Input: []byte(`{"index":0}`)})
 	if err != nil || string(out) != `{"value":0}` {
@@ -229,7 +223,7 @@ func FuzzJSON(f *testing.F) {
 }
 
 func TestManifest_InvalidDeclarationRefused(t *testing.T) {
-	_, err := newHost(t, runtime.Config{}).Load(context.Background(), buildAS(t, "tests/badmanifest/index.ts"))
+	_, err := plugintest.NewHost(t, plugintest.HostConfig{CacheDir: cacheDir}).Load(context.Background(), buildAS(t, "tests/badmanifest/index.ts"))
 	if err == nil || !strings.Contains(err.Error(), "INVALID_MANIFEST") || !strings.Contains(err.Error(), "tool other_noop: slug must start with asbad_") {
 		t.Errorf("load = %v, want INVALID_MANIFEST naming other_noop", err)
 	}

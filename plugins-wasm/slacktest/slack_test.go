@@ -1,7 +1,6 @@
 package slacktest
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -11,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 )
@@ -42,47 +41,31 @@ func newFixture(t testing.TB, scopes ...string) *fixture {
 		creds:    credential.NewMemory(),
 	}
 	f.creds.Set(userID, "slack", &credential.Credential{AccessToken: token})
-	host := newHost(t, runtime.Config{
+	f.plugin = plugintest.Load(t, plugintest.ReadWasm(t, slackWasmPath), plugintest.HostConfig{
+		CacheDir:    cacheDir,
 		Credentials: f.creds,
 		Egress:      loopbackEgress(t, f.resolver, f.fake.Port()),
 		Settings:    runtime.MapSettings{"slack": {"base_url": "http://slack.test:" + f.fake.Port() + "/api"}},
 	})
-	var err error
-	if f.plugin, err = host.Load(context.Background(), readWasm(t, slackWasmPath)); err != nil {
-		t.Fatalf("load %s: %v", slackWasmPath, err)
-	}
 	return f
 }
 
 func (f *fixture) callAs(user, tool, input string, progress func(runtime.Progress)) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return f.plugin.Call(ctx, runtime.Call{Tool: tool, UserID: user, Input: []byte(input), Progress: progress})
+	return plugintest.Call(f.plugin, user, tool, input, progress)
 }
 
 // call runs a tool that must succeed and decodes its output.
 func (f *fixture) call(t *testing.T, tool, input string) map[string]any {
 	t.Helper()
-	raw, err := f.callAs(userID, tool, input, nil)
-	if err != nil {
-		t.Fatalf("%s(%s): %v", tool, input, err)
-	}
 	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s output %s: %v", tool, raw, err)
-	}
+	plugintest.CallInto(t, f.plugin, userID, tool, input, &out)
 	return out
 }
 
 // toolError runs a tool that must fail and returns its error.
 func (f *fixture) toolError(t *testing.T, tool, input string) *runtime.ToolError {
 	t.Helper()
-	out, err := f.callAs(userID, tool, input, nil)
-	var te *runtime.ToolError
-	if !errors.As(err, &te) {
-		t.Fatalf("%s(%s) = %s, %v; want a tool error", tool, input, out, err)
-	}
-	return te
+	return plugintest.ToolError(t, f.plugin, userID, tool, input)
 }
 
 // details decodes a tool error's details.

@@ -6,23 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"text/template"
 
+	"github.com/workbench-dev/workbench/internal/wattest"
 	"github.com/workbench-dev/workbench/runtime"
 )
 
-// fixtureDir holds the .wasm files compiled from testdata for this test binary.
+// fixtureDir holds the runtime's compilation cache for this test binary.
 var fixtureDir string
 
 func TestMain(m *testing.M) {
-	if _, err := exec.LookPath("wat2wasm"); err != nil {
-		fmt.Fprintln(os.Stderr, "registry tests need wat2wasm: run `make test` (it installs Debian's wabt) or `tools/test-deps.sh`")
-		os.Exit(1)
-	}
 	dir, err := os.MkdirTemp("", "registry-fixtures-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -61,19 +56,6 @@ func echoManifest(name string, slugs ...string) []byte {
 	return b
 }
 
-// watString escapes bytes for a WAT string literal.
-func watString(b []byte) string {
-	var sb strings.Builder
-	for _, c := range b {
-		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
-			sb.WriteByte(c)
-		} else {
-			fmt.Fprintf(&sb, `\%02x`, c)
-		}
-	}
-	return sb.String()
-}
-
 // echoPlugin writes an echo plugin named name with the given tool slugs to
 // dir/rel and returns its path.
 func echoPlugin(t testing.TB, dir, rel, name string, slugs ...string) string {
@@ -84,11 +66,11 @@ func echoPlugin(t testing.TB, dir, rel, name string, slugs ...string) string {
 		Manifest    string
 		ManifestLen int
 		Exports     []string
-	}{watString(manifest), len(manifest), slugs})
+	}{wattest.Escape(string(manifest)), len(manifest), slugs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return watFile(t, src.Bytes(), filepath.Join(dir, rel))
+	return wattest.CompileTo(t, src.Bytes(), filepath.Join(dir, rel))
 }
 
 // watFixture compiles testdata/<name>.wat to dir/rel and returns its path.
@@ -98,30 +80,7 @@ func watFixture(t testing.TB, name, dir, rel string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return watFile(t, src, filepath.Join(dir, rel))
-}
-
-func watFile(t testing.TB, src []byte, out string) string {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.CreateTemp(fixtureDir, "*.wat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	watPath := f.Name()
-	_, err = f.Write(src)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command("wat2wasm", watPath, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v\n%s", out, err, b)
-	}
-	return out
+	return wattest.CompileTo(t, src, filepath.Join(dir, rel))
 }
 
 // newTestHost returns a runtime host closed at the end of the test.

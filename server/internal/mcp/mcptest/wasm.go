@@ -4,13 +4,12 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"text/template"
+
+	"github.com/workbench-dev/workbench/internal/wattest"
 )
 
 //go:embed testdata/fixture.wat.tmpl
@@ -66,45 +65,18 @@ func FixtureManifest(name string) []byte {
 
 // FixturePlugin compiles the fixture plugin for integration name to
 // dir/<name>/<name>.wasm, the layout of built-in plugins, and returns the
-// path. It needs wat2wasm (tools/test-deps.sh installs it).
+// path. It needs wat2wasm (`make test` installs it).
 func FixturePlugin(t testing.TB, dir, name string) string {
 	t.Helper()
-	if _, err := exec.LookPath("wat2wasm"); err != nil {
-		t.Fatal("wat2wasm not found: run `make test` or tools/test-deps.sh")
-	}
 	manifest := FixtureManifest(name)
 	var src bytes.Buffer
 	err := fixtureTemplate.Execute(&src, struct {
 		Manifest    string
 		ManifestLen int
 		Prefix      string
-	}{watString(manifest), len(manifest), strings.ReplaceAll(name, "-", "_")})
+	}{wattest.Escape(string(manifest)), len(manifest), strings.ReplaceAll(name, "-", "_")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, name, name+".wasm")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	wat := filepath.Join(t.TempDir(), name+".wat")
-	if err := os.WriteFile(wat, src.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command("wat2wasm", wat, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm: %v\n%s", err, b)
-	}
-	return out
-}
-
-// watString escapes bytes for a WAT string literal.
-func watString(b []byte) string {
-	var sb strings.Builder
-	for _, c := range b {
-		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
-			sb.WriteByte(c)
-		} else {
-			fmt.Fprintf(&sb, `\%02x`, c)
-		}
-	}
-	return sb.String()
+	return wattest.CompileTo(t, src.Bytes(), filepath.Join(dir, name, name+".wasm"))
 }

@@ -111,6 +111,18 @@ type githubFieldError struct {
 	Message  string `json:"message,omitempty"`
 }
 
+// UnmarshalJSON reads an entry of the errors array. GitHub sends objects
+// for field errors and plain strings for some others (a review on one's own
+// pull request, for one); a string becomes the message.
+func (e *githubFieldError) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*e = githubFieldError{}
+		return json.Unmarshal(b, &e.Message)
+	}
+	type plain githubFieldError
+	return json.Unmarshal(b, (*plain)(e))
+}
+
 // describe renders a field error as "field: code" or its custom message.
 func (e githubFieldError) describe() string {
 	switch {

@@ -1,5 +1,7 @@
-// Command github is the Workbench GitHub plugin: repositories, issues, pull
-// requests and search over the GitHub REST API (version 2022-11-28).
+// Command github is the Workbench GitHub plugin: repositories, branches,
+// commits and file contents, issues and labels, pull requests and reviews,
+// releases, Actions workflows and runs, and search over the GitHub REST API
+// (version 2022-11-28).
 //
 // It is built as a WASI reactor:
 //

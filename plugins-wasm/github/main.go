@@ -10,6 +10,9 @@ var tools = []*pdk.ToolDef{
 	listIssues, getIssue, createIssue, updateIssue, listIssueComments, createIssueComment,
 	listPulls, getPull, createPull, mergePull,
 	searchIssues, searchRepos,
+	listBranches, getBranch, listCommits, getCommit, getContents,
+	listLabels, addLabels, listReviews, createReview,
+	listReleases, getLatestRelease, listWorkflows, listWorkflowRuns,
 }
 
 func init() {
@@ -17,7 +20,7 @@ func init() {
 		Name:         "github",
 		Version:      version,
 		Title:        "GitHub",
-		Description:  "Repositories, issues, pull requests and search on GitHub.",
+		Description:  "Repositories, code, issues, pull requests, reviews, releases, Actions runs and search on GitHub.",
 		Logo:         "https://github.githubassets.com/favicons/favicon.svg",
 		Categories:   []string{"developer-tools"},
 		BaseURL:      "https://api.github.com",
@@ -78,6 +81,45 @@ func githubSearchIssues(ptr, size uint32) uint32 { return searchIssues.Run(ptr, 
 
 //go:wasmexport github_search_repos
 func githubSearchRepos(ptr, size uint32) uint32 { return searchRepos.Run(ptr, size) }
+
+//go:wasmexport github_list_branches
+func githubListBranches(ptr, size uint32) uint32 { return listBranches.Run(ptr, size) }
+
+//go:wasmexport github_get_branch
+func githubGetBranch(ptr, size uint32) uint32 { return getBranch.Run(ptr, size) }
+
+//go:wasmexport github_list_commits
+func githubListCommits(ptr, size uint32) uint32 { return listCommits.Run(ptr, size) }
+
+//go:wasmexport github_get_commit
+func githubGetCommit(ptr, size uint32) uint32 { return getCommit.Run(ptr, size) }
+
+//go:wasmexport github_get_contents
+func githubGetContents(ptr, size uint32) uint32 { return getContents.Run(ptr, size) }
+
+//go:wasmexport github_list_labels
+func githubListLabels(ptr, size uint32) uint32 { return listLabels.Run(ptr, size) }
+
+//go:wasmexport github_add_labels
+func githubAddLabels(ptr, size uint32) uint32 { return addLabels.Run(ptr, size) }
+
+//go:wasmexport github_list_reviews
+func githubListReviews(ptr, size uint32) uint32 { return listReviews.Run(ptr, size) }
+
+//go:wasmexport github_create_review
+func githubCreateReview(ptr, size uint32) uint32 { return createReview.Run(ptr, size) }
+
+//go:wasmexport github_list_releases
+func githubListReleases(ptr, size uint32) uint32 { return listReleases.Run(ptr, size) }
+
+//go:wasmexport github_get_latest_release
+func githubGetLatestRelease(ptr, size uint32) uint32 { return getLatestRelease.Run(ptr, size) }
+
+//go:wasmexport github_list_workflows
+func githubListWorkflows(ptr, size uint32) uint32 { return listWorkflows.Run(ptr, size) }
+
+//go:wasmexport github_list_workflow_runs
+func githubListWorkflowRuns(ptr, size uint32) uint32 { return listWorkflowRuns.Run(ptr, size) }
 
 // main is never called: the module is a reactor (-buildmode=c-shared).
 func main() {}

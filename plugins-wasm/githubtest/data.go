@@ -18,6 +18,7 @@ type Repo struct {
 	Stars, Forks  int
 	DefaultBranch string   // "main" when empty
 	Branches      []string // besides the default branch
+	Protected     []string // names of protected branches
 }
 
 // Issue seeds or reads back an issue.
@@ -62,6 +63,12 @@ type repoRecord struct {
 	items            map[int]*itemRecord // issues and pull requests share numbers
 	nextNumber       int
 	comments         map[int][]*commentRecord
+	commits          map[string]*commitRecord // by SHA
+	labels           []*labelRecord
+	reviews          map[int][]*reviewRecord // by pull request number
+	releases         []*releaseRecord
+	workflows        []*workflowRecord
+	runs             []*runRecord
 }
 
 type itemRecord struct {
@@ -90,7 +97,9 @@ type commentRecord struct {
 	created, updated time.Time
 }
 
-func sha(n int64) string { return fmt.Sprintf("%040x", n) }
+// sha returns a deterministic 40-hex-digit object name for n; distinct n
+// differ in their first digits too, so short SHAs resolve.
+func sha(n int64) string { return gitBlobSHA(fmt.Sprintf("object %d", n)) }
 
 func repoKey(owner, name string) string { return strings.ToLower(owner + "/" + name) }
 
@@ -103,9 +112,13 @@ func (f *Fake) AddRepo(r Repo) {
 	}
 	now := f.now()
 	rec := &repoRecord{Repo: r, id: f.id(), created: now, updated: now,
-		branchSHA: map[string]string{}, items: map[int]*itemRecord{}, nextNumber: 1, comments: map[int][]*commentRecord{}}
-	for _, b := range append([]string{r.DefaultBranch}, r.Branches...) {
-		rec.branchSHA[b] = sha(f.id())
+		branchSHA: map[string]string{}, items: map[int]*itemRecord{}, nextNumber: 1, comments: map[int][]*commentRecord{},
+		commits: map[string]*commitRecord{}, reviews: map[int][]*reviewRecord{}}
+	rec.Branches = nil
+	rec.branchSHA[r.DefaultBranch] = f.commit(rec, nil, "Initial commit", r.Owner,
+		map[string]string{"README.md": "# " + r.Name + "\n"}, nil).sha
+	for _, b := range r.Branches {
+		f.ensureBranch(rec, b)
 	}
 	f.repos[repoKey(r.Owner, r.Name)] = rec
 }
@@ -156,10 +169,7 @@ func (f *Fake) AddPull(owner, repo string, p Pull) int {
 	if p.Base == "" {
 		p.Base = r.DefaultBranch
 	}
-	if _, ok := r.branchSHA[p.Head]; !ok {
-		r.branchSHA[p.Head] = sha(f.id())
-		r.Branches = append(r.Branches, p.Head)
-	}
+	f.ensureBranch(r, p.Head)
 	pr := &pullRecord{head: p.Head, base: p.Base, headSHA: r.branchSHA[p.Head], baseSHA: r.branchSHA[p.Base],
 		draft: p.Draft, merged: p.Merged, unmergeable: p.Unmergeable}
 	it := f.addItem(r, Issue{Title: p.Title, Body: p.Body, State: p.State, User: p.User, Labels: p.Labels}, pr)

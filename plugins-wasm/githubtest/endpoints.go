@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -504,8 +505,9 @@ func (f *Fake) mergePull(x *exchange, parts []string) (int, any, *apiError) {
 	if in.SHA != "" && in.SHA != it.pull.headSHA {
 		return 0, nil, errorf(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
 	}
-	now := f.now()
-	mergeSHA := sha(f.id())
+	merge := f.commit(r, []string{r.branchSHA[it.pull.base], it.pull.headSHA}, "Merge pull request #"+strconv.Itoa(it.number), "", nil, nil)
+	maps.Copy(merge.files, r.commits[it.pull.headSHA].files) // a simplification: the head's files win
+	now, mergeSHA := merge.date, merge.sha
 	it.pull.merged, it.pull.mergedAt = true, now
 	it.state, it.closed, it.updated = "closed", now, now
 	r.branchSHA[it.pull.base] = mergeSHA

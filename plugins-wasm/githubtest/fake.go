@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -204,7 +205,16 @@ func acceptsGitHubJSON(accept string) bool {
 // route dispatches on the path, then on the method (405 for a known path
 // with another method).
 func (f *Fake) route(x *exchange) (int, any, *apiError) {
-	parts := strings.Split(strings.Trim(x.r.URL.Path, "/"), "/")
+	parts := strings.Split(strings.Trim(x.r.URL.EscapedPath(), "/"), "/")
+	for i, p := range parts {
+		// Segments are unescaped one by one, so an escaped slash stays
+		// inside its segment (a branch such as feature%2Flogin).
+		s, err := url.PathUnescape(p)
+		if err != nil {
+			return 0, nil, notFound()
+		}
+		parts[i] = s
+	}
 	type handler func(*exchange, []string) (int, any, *apiError)
 	var methods map[string]handler
 	switch {
@@ -230,6 +240,30 @@ func (f *Fake) route(x *exchange) (int, any, *apiError) {
 		methods = map[string]handler{"GET": f.getPull}
 	case match(parts, "repos", "*", "*", "pulls", "#", "merge"):
 		methods = map[string]handler{"PUT": f.mergePull}
+	case match(parts, "repos", "*", "*", "pulls", "#", "reviews"):
+		methods = map[string]handler{"GET": f.listReviews, "POST": f.createReview}
+	case match(parts, "repos", "*", "*", "issues", "#", "labels"):
+		methods = map[string]handler{"POST": f.addIssueLabels}
+	case match(parts, "repos", "*", "*", "labels"):
+		methods = map[string]handler{"GET": f.listLabels}
+	case match(parts, "repos", "*", "*", "branches"):
+		methods = map[string]handler{"GET": f.listBranches}
+	case matchPrefix(parts, "repos", "*", "*", "branches"):
+		methods = map[string]handler{"GET": f.getBranch}
+	case match(parts, "repos", "*", "*", "commits"):
+		methods = map[string]handler{"GET": f.listCommits}
+	case matchPrefix(parts, "repos", "*", "*", "commits"):
+		methods = map[string]handler{"GET": f.getCommit}
+	case match(parts, "repos", "*", "*", "contents"), matchPrefix(parts, "repos", "*", "*", "contents"):
+		methods = map[string]handler{"GET": f.getContents}
+	case match(parts, "repos", "*", "*", "releases"):
+		methods = map[string]handler{"GET": f.listReleases}
+	case match(parts, "repos", "*", "*", "releases", "latest"):
+		methods = map[string]handler{"GET": f.getLatestRelease}
+	case match(parts, "repos", "*", "*", "actions", "workflows"):
+		methods = map[string]handler{"GET": f.listWorkflows}
+	case match(parts, "repos", "*", "*", "actions", "runs"):
+		methods = map[string]handler{"GET": f.listRuns}
 	default:
 		return 0, nil, notFound()
 	}
@@ -268,6 +302,15 @@ func match(parts []string, pattern ...string) bool {
 		}
 	}
 	return true
+}
+
+// matchPrefix reports whether parts start with the pattern (as match reads
+// it) and go on with at least one more segment, none of them empty.
+func matchPrefix(parts []string, pattern ...string) bool {
+	if len(parts) <= len(pattern) || !match(parts[:len(pattern)], pattern...) {
+		return false
+	}
+	return !slices.Contains(parts[len(pattern):], "")
 }
 
 // decodeBody decodes a JSON request body; GitHub answers 400 "Problems

@@ -200,3 +200,74 @@ func TestFake_MergePull(t *testing.T) {
 		t.Errorf("stored pull = %+v", p)
 	}
 }
+
+func TestFake_CodeEndpoints(t *testing.T) {
+	f := NewFake(t, token)
+	f.AddRepo(Repo{Owner: "octocat", Name: "hello-world", Branches: []string{"feature/x"}})
+	head := f.AddCommit("octocat", "hello-world", Commit{Files: map[string]string{"a/b.txt": "hi\n"}})
+	n := f.AddPull("octocat", "hello-world", Pull{Title: "p", Head: "topic", User: "hubot"})
+	f.AddIssue("octocat", "hello-world", Issue{Title: "i"})
+	tests := []struct {
+		name, method, path, body string
+		wantStatus               int
+		check                    func(t *testing.T, r fakeResponse)
+	}{
+		{"escaped branch name", "GET", "/repos/octocat/hello-world/branches/feature%2Fx", "", 200,
+			func(t *testing.T, r fakeResponse) {
+				if r.body["name"] != "feature/x" {
+					t.Errorf("branch = %v", r.body)
+				}
+			}},
+		{"commit by short SHA", "GET", "/repos/octocat/hello-world/commits/" + head[:7], "", 200,
+			func(t *testing.T, r fakeResponse) {
+				if r.body["sha"] != head || r.body["stats"].(map[string]any)["additions"] != 1.0 {
+					t.Errorf("commit = %v", r.body)
+				}
+			}},
+		{"list commits of a missing ref", "GET", "/repos/octocat/hello-world/commits?sha=nope", "", 404, nil},
+		{"bad since", "GET", "/repos/octocat/hello-world/commits?since=yesterday", "", 422, nil},
+		{"contents at a missing ref", "GET", "/repos/octocat/hello-world/contents/a/b.txt?ref=nope", "", 404, nil},
+		{"contents with base64 lines", "GET", "/repos/octocat/hello-world/contents/a/b.txt", "", 200,
+			func(t *testing.T, r fakeResponse) {
+				if r.body["encoding"] != "base64" || r.body["content"] != "aGkK\n" || r.body["sha"] != gitBlobSHA("hi\n") {
+					t.Errorf("contents = %v", r.body)
+				}
+			}},
+		{"labels as a bare array", "POST", "/repos/octocat/hello-world/issues/2/labels", `["new"]`, 200,
+			func(t *testing.T, r fakeResponse) {
+				if len(r.list) != 1 || r.list[0].(map[string]any)["name"] != "new" {
+					t.Errorf("labels = %v", r.list)
+				}
+			}},
+		{"labels without the labels key", "POST", "/repos/octocat/hello-world/issues/2/labels", `{}`, 422, nil},
+		{"GET on issue labels", "GET", "/repos/octocat/hello-world/issues/2/labels", "", 405, nil},
+		{"review with an unknown event", "POST", fmt.Sprintf("/repos/octocat/hello-world/pulls/%d/reviews", n), `{"event":"LGTM"}`, 422,
+			func(t *testing.T, r fakeResponse) {
+				if errs, _ := r.body["errors"].([]any); len(errs) != 1 || !strings.Contains(fmt.Sprint(errs[0]), "PullRequestReviewEvent") {
+					t.Errorf("errors = %v", r.body)
+				}
+			}},
+		{"request changes without a body", "POST", fmt.Sprintf("/repos/octocat/hello-world/pulls/%d/reviews", n), `{"event":"REQUEST_CHANGES"}`, 422, nil},
+		{"review of an unknown commit", "POST", fmt.Sprintf("/repos/octocat/hello-world/pulls/%d/reviews", n), `{"event":"APPROVE","commit_id":"abc"}`, 422, nil},
+		{"approve someone else's pull request", "POST", fmt.Sprintf("/repos/octocat/hello-world/pulls/%d/reviews", n), `{"event":"APPROVE"}`, 200,
+			func(t *testing.T, r fakeResponse) {
+				if r.body["state"] != "APPROVED" || r.body["user"].(map[string]any)["login"] != "octocat" {
+					t.Errorf("review = %v", r.body)
+				}
+			}},
+		{"reviews of an issue", "GET", "/repos/octocat/hello-world/pulls/2/reviews", "", 404, nil},
+		{"runs with a bad status", "GET", "/repos/octocat/hello-world/actions/runs?status=green", "", 422, nil},
+		{"no latest release", "GET", "/repos/octocat/hello-world/releases/latest", "", 404, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, f, tt.method, tt.path, tt.body, nil)
+			if r.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d: %v", r.status, tt.wantStatus, r.body)
+			}
+			if tt.check != nil {
+				tt.check(t, r)
+			}
+		})
+	}
+}

@@ -58,7 +58,7 @@ func newFixture(t testing.TB) *fixture {
 		Settings:    runtime.MapSettings{"github": {"base_url": f.fake.URL}},
 	})
 	f.fake.AddRepo(Repo{Owner: "octocat", Name: "hello-world", Description: "My first repository", Language: "Go",
-		Stars: 80, Forks: 9, Topics: []string{"demo"}, Branches: []string{"feature"}})
+		Stars: 80, Forks: 9, Topics: []string{"demo"}, Branches: []string{"feature"}, Protected: []string{"main"}})
 	return f
 }
 
@@ -124,6 +124,9 @@ func TestPlugin_Manifest(t *testing.T) {
 		"github_list_issue_comments", "github_create_issue_comment",
 		"github_list_pulls", "github_get_pull", "github_create_pull", "github_merge_pull",
 		"github_search_issues", "github_search_repos",
+		"github_list_branches", "github_get_branch", "github_list_commits", "github_get_commit", "github_get_contents",
+		"github_list_labels", "github_add_labels", "github_list_reviews", "github_create_review",
+		"github_list_releases", "github_get_latest_release", "github_list_workflows", "github_list_workflow_runs",
 	}
 	var slugs []string
 	for _, tool := range m.Tools {
@@ -155,11 +158,15 @@ func TestPlugin_Manifest(t *testing.T) {
 		t.Errorf("tools = %v\nwant %v", slugs, wantTools)
 	}
 	annotations := map[string][2]bool{ // readOnly, destructive
-		"github_get_repo":     {true, false},
-		"github_search_repos": {true, false},
-		"github_create_issue": {false, false},
-		"github_update_issue": {false, false},
-		"github_merge_pull":   {false, true},
+		"github_get_repo":           {true, false},
+		"github_search_repos":       {true, false},
+		"github_create_issue":       {false, false},
+		"github_update_issue":       {false, false},
+		"github_merge_pull":         {false, true},
+		"github_get_contents":       {true, false},
+		"github_list_workflow_runs": {true, false},
+		"github_add_labels":         {false, false},
+		"github_create_review":      {false, false},
 	}
 	for slug, want := range annotations {
 		a := m.Tool(slug).Annotations
@@ -243,6 +250,22 @@ func TestPlugin_Tools(t *testing.T) {
 	pr := fk.AddPull("octocat", "hello-world", Pull{Title: "Add feature", Body: "Adds it.", Head: "feature"})
 	fk.AddComment("octocat", "hello-world", bug, Comment{User: "hubot", Body: "Confirmed."})
 	closedBug := fk.AddIssue("octocat", "hello-world", Issue{Title: "Old crash", State: "closed"})
+	docs := fk.AddCommit("octocat", "hello-world", Commit{Message: "Add docs", Author: "hubot",
+		Files: map[string]string{"docs/guide.md": "# Guide\n", "docs/api/ref.md": "ref\n", "main.go": "package main\n"}})
+	fix := fk.AddCommit("octocat", "hello-world", Commit{Message: "Fix main", Files: map[string]string{"main.go": "package main\n\nfunc main() {}\n"}})
+	fk.AddCommit("octocat", "hello-world", Commit{Branch: "feature/login", Message: "Login form", Files: map[string]string{"login.html": "<form>\n"}})
+	fk.AddLabel("octocat", "hello-world", Label{Name: "bug", Color: "d73a4a", Description: "Something isn't working", Default: true})
+	fk.AddLabel("octocat", "hello-world", Label{Name: "docs"})
+	fk.AddReview("octocat", "hello-world", pr, Review{User: "hubot", State: "APPROVED", Body: "Ship it"})
+	fk.AddRelease("octocat", "hello-world", Release{Tag: "v1.0.0", Name: "One"})
+	fk.AddRelease("octocat", "hello-world", Release{Tag: "v1.1.0", Name: "One point one", Body: "Notes", Assets: []string{"hello.tar.gz"}})
+	fk.AddRelease("octocat", "hello-world", Release{Tag: "v2.0.0-rc1", Prerelease: true})
+	fk.AddRelease("octocat", "hello-world", Release{Tag: "v2.0.0", Draft: true, Body: "Draft notes"})
+	ci := fk.AddWorkflow("octocat", "hello-world", Workflow{Name: "CI", Path: ".github/workflows/ci.yml"})
+	fk.AddWorkflow("octocat", "hello-world", Workflow{Name: "Release", Path: ".github/workflows/release.yml", State: "disabled_manually"})
+	fk.AddWorkflowRun("octocat", "hello-world", WorkflowRun{WorkflowID: ci, Conclusion: "success"})
+	fk.AddWorkflowRun("octocat", "hello-world", WorkflowRun{WorkflowID: ci, Branch: "feature", Conclusion: "failure", Event: "pull_request"})
+	fk.AddWorkflowRun("octocat", "hello-world", WorkflowRun{WorkflowID: ci, Status: "in_progress"})
 
 	tests := []struct {
 		name  string
@@ -435,6 +458,208 @@ func TestPlugin_Tools(t *testing.T) {
 					t.Errorf("search = %v", out)
 				}
 			}},
+		{name: "list branches", tool: "github_list_branches", input: `{"owner":"octocat","repo":"hello-world"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/branches", query: map[string]string{"per_page": "30", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				branches := out["branches"].([]any)
+				var names []string
+				for _, b := range branches {
+					names = append(names, b.(map[string]any)["name"].(string))
+				}
+				main := branches[len(branches)-1].(map[string]any)
+				if !slices.Equal(names, []string{"feature", "feature/login", "main"}) || main["protected"] != true ||
+					branches[0].(map[string]any)["protected"] != false || len(main["sha"].(string)) != 40 {
+					t.Errorf("branches = %v", out)
+				}
+			}},
+		{name: "list protected branches", tool: "github_list_branches", input: `{"owner":"octocat","repo":"hello-world","protected":true,"per_page":1}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/branches", query: map[string]string{"protected": "true", "per_page": "1", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				branches := out["branches"].([]any)
+				if len(branches) != 1 || branches[0].(map[string]any)["name"] != "main" || out["next_page"] != 0.0 {
+					t.Errorf("branches = %v", out)
+				}
+			}},
+		{name: "get branch", tool: "github_get_branch", input: `{"owner":"octocat","repo":"hello-world","branch":"main"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/branches/main"},
+			check: func(t *testing.T, out map[string]any) {
+				c := out["commit"].(map[string]any)
+				if out["name"] != "main" || out["protected"] != true || c["message"] != "Merge pull request #2" ||
+					len(c["parents"].([]any)) != 2 || c["author_login"] != "octocat" {
+					t.Errorf("branch = %v", out)
+				}
+			}},
+		{name: "get branch with a slash", tool: "github_get_branch", input: `{"owner":"octocat","repo":"hello-world","branch":"feature/login"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/branches/feature/login"},
+			check: func(t *testing.T, out map[string]any) {
+				if out["name"] != "feature/login" || out["commit"].(map[string]any)["message"] != "Login form" {
+					t.Errorf("branch = %v", out)
+				}
+			}},
+		{name: "list commits", tool: "github_list_commits", input: `{"owner":"octocat","repo":"hello-world","per_page":2}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/commits", query: map[string]string{"per_page": "2", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				commits := out["commits"].([]any)
+				if len(commits) != 2 || out["next_page"] != 2.0 || commits[0].(map[string]any)["message"] != "Merge pull request #2" ||
+					commits[1].(map[string]any)["sha"] != fix {
+					t.Errorf("commits = %v", out)
+				}
+			}},
+		{name: "list commits with filters", tool: "github_list_commits",
+			input: `{"owner":"octocat","repo":"hello-world","sha":"main","path":"docs","author":"hubot","since":"2020-01-01T00:00:00Z","until":"2030-01-01T00:00:00Z"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/commits", query: map[string]string{"sha": "main", "path": "docs",
+				"author": "hubot", "since": "2020-01-01T00:00:00Z", "until": "2030-01-01T00:00:00Z", "per_page": "30", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				commits := out["commits"].([]any)
+				if len(commits) != 1 {
+					t.Fatalf("commits = %v", out)
+				}
+				c := commits[0].(map[string]any)
+				if c["sha"] != docs || c["author_login"] != "hubot" || c["author_name"] != "hubot" || c["files"] != nil {
+					t.Errorf("commit = %v", c)
+				}
+			}},
+		{name: "get commit", tool: "github_get_commit", input: `{"owner":"octocat","repo":"hello-world","ref":"` + fix + `"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/commits/" + fix},
+			check: func(t *testing.T, out map[string]any) {
+				files := out["files"].([]any)
+				if out["message"] != "Fix main" || !slices.Equal(toStrings(out["parents"]), []string{docs}) || len(files) != 1 ||
+					out["additions"] != 3.0 || out["deletions"] != 1.0 {
+					t.Fatalf("commit = %v", out)
+				}
+				file := files[0].(map[string]any)
+				if file["filename"] != "main.go" || file["status"] != "modified" || !strings.Contains(file["patch"].(string), "+func main() {}") {
+					t.Errorf("file = %v", file)
+				}
+			}},
+		{name: "get file contents", tool: "github_get_contents", input: `{"owner":"octocat","repo":"hello-world","path":"docs/guide.md","ref":"main"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/contents/docs/guide.md", query: map[string]string{"ref": "main"}},
+			check: func(t *testing.T, out map[string]any) {
+				if out["type"] != "file" || out["content"] != "# Guide\n" || out["size"] != 8.0 || out["path"] != "docs/guide.md" ||
+					out["truncated"] != nil || len(out["sha"].(string)) != 40 {
+					t.Errorf("contents = %v", out)
+				}
+			}},
+		{name: "get directory contents", tool: "github_get_contents", input: `{"owner":"octocat","repo":"hello-world","path":"docs"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/contents/docs"},
+			check: func(t *testing.T, out map[string]any) {
+				entries := out["entries"].([]any)
+				if out["type"] != "dir" || len(entries) != 2 {
+					t.Fatalf("contents = %v", out)
+				}
+				api, guide := entries[0].(map[string]any), entries[1].(map[string]any)
+				if api["name"] != "api" || api["type"] != "dir" || guide["path"] != "docs/guide.md" || guide["type"] != "file" || guide["size"] != 8.0 {
+					t.Errorf("entries = %v", entries)
+				}
+			}},
+		{name: "get root contents at a commit", tool: "github_get_contents", input: `{"owner":"octocat","repo":"hello-world","ref":"` + docs + `"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/contents", query: map[string]string{"ref": docs}},
+			check: func(t *testing.T, out map[string]any) {
+				var names []string
+				for _, e := range out["entries"].([]any) {
+					names = append(names, e.(map[string]any)["name"].(string))
+				}
+				if !slices.Equal(names, []string{"README.md", "docs", "main.go"}) {
+					t.Errorf("root = %v", out)
+				}
+			}},
+		{name: "list labels", tool: "github_list_labels", input: `{"owner":"octocat","repo":"hello-world"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/labels", query: map[string]string{"per_page": "30", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				labels := out["labels"].([]any)
+				if len(labels) != 2 {
+					t.Fatalf("labels = %v", out)
+				}
+				bug := labels[0].(map[string]any)
+				if bug["name"] != "bug" || bug["color"] != "d73a4a" || bug["default"] != true || bug["description"] != "Something isn't working" {
+					t.Errorf("label = %v", bug)
+				}
+			}},
+		{name: "add labels", tool: "github_add_labels", input: `{"owner":"octocat","repo":"hello-world","issue_number":4,"labels":["p1","BUG","docs"]}`,
+			want: wantRequest{method: "POST", path: "/repos/octocat/hello-world/issues/4/labels", body: `{"labels":["p1","BUG","docs"]}`},
+			check: func(t *testing.T, out map[string]any) {
+				var names []string
+				for _, l := range out["labels"].([]any) {
+					names = append(names, l.(map[string]any)["name"].(string))
+				}
+				stored, _ := fk.Issue("octocat", "hello-world", 4) // created by "create issue" with the bug label
+				if !slices.Equal(names, []string{"bug", "p1", "docs"}) || !slices.Equal(stored.Labels, names) {
+					t.Errorf("labels = %v, stored %v", names, stored.Labels)
+				}
+			}},
+		{name: "list reviews", tool: "github_list_reviews", input: `{"owner":"octocat","repo":"hello-world","pull_number":2}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/pulls/2/reviews", query: map[string]string{"per_page": "30", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				reviews := out["reviews"].([]any)
+				if len(reviews) != 1 {
+					t.Fatalf("reviews = %v", out)
+				}
+				r := reviews[0].(map[string]any)
+				if r["user"] != "hubot" || r["state"] != "APPROVED" || r["body"] != "Ship it" || len(r["commit_id"].(string)) != 40 || r["submitted_at"] == nil {
+					t.Errorf("review = %v", r)
+				}
+			}},
+		{name: "create review", tool: "github_create_review", input: `{"owner":"octocat","repo":"hello-world","pull_number":2,"event":"COMMENT","body":"Noted."}`,
+			want: wantRequest{method: "POST", path: "/repos/octocat/hello-world/pulls/2/reviews", body: `{"event":"COMMENT","body":"Noted."}`},
+			check: func(t *testing.T, out map[string]any) {
+				stored := fk.Reviews("octocat", "hello-world", pr)
+				if out["state"] != "COMMENTED" || out["user"] != "octocat" || len(stored) != 2 || stored[1].Body != "Noted." {
+					t.Errorf("review = %v, stored %+v", out, stored)
+				}
+			}},
+		{name: "list releases", tool: "github_list_releases", input: `{"owner":"octocat","repo":"hello-world","per_page":2}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/releases", query: map[string]string{"per_page": "2", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				releases := out["releases"].([]any)
+				if len(releases) != 2 || out["next_page"] != 2.0 {
+					t.Fatalf("releases = %v", out)
+				}
+				draft, rc := releases[0].(map[string]any), releases[1].(map[string]any)
+				if draft["tag_name"] != "v2.0.0" || draft["draft"] != true || draft["body"] != nil || draft["published_at"] != nil ||
+					rc["tag_name"] != "v2.0.0-rc1" || rc["prerelease"] != true {
+					t.Errorf("releases = %v", releases)
+				}
+			}},
+		{name: "get latest release", tool: "github_get_latest_release", input: `{"owner":"octocat","repo":"hello-world"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/releases/latest"},
+			check: func(t *testing.T, out map[string]any) {
+				assets := out["assets"].([]any)
+				if out["tag_name"] != "v1.1.0" || out["body"] != "Notes" || out["target_commitish"] != "main" || len(assets) != 1 ||
+					assets[0].(map[string]any)["name"] != "hello.tar.gz" || assets[0].(map[string]any)["size"] != 1024.0 {
+					t.Errorf("release = %v", out)
+				}
+			}},
+		{name: "list workflows", tool: "github_list_workflows", input: `{"owner":"octocat","repo":"hello-world"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/actions/workflows", query: map[string]string{"per_page": "30", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				workflows := out["workflows"].([]any)
+				if out["total_count"] != 2.0 || len(workflows) != 2 || workflows[0].(map[string]any)["path"] != ".github/workflows/ci.yml" ||
+					workflows[1].(map[string]any)["state"] != "disabled_manually" {
+					t.Errorf("workflows = %v", out)
+				}
+			}},
+		{name: "list workflow runs", tool: "github_list_workflow_runs", input: `{"owner":"octocat","repo":"hello-world","per_page":2}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/actions/runs", query: map[string]string{"per_page": "2", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				runs := out["runs"].([]any)
+				if out["total_count"] != 3.0 || len(runs) != 2 || out["next_page"] != 2.0 ||
+					runs[0].(map[string]any)["status"] != "in_progress" || runs[0].(map[string]any)["run_number"] != 3.0 {
+					t.Errorf("runs = %v", out)
+				}
+			}},
+		{name: "list workflow runs with filters", tool: "github_list_workflow_runs", input: `{"owner":"octocat","repo":"hello-world","branch":"feature","status":"failure"}`,
+			want: wantRequest{method: "GET", path: "/repos/octocat/hello-world/actions/runs",
+				query: map[string]string{"branch": "feature", "status": "failure", "per_page": "30", "page": "1"}},
+			check: func(t *testing.T, out map[string]any) {
+				runs := out["runs"].([]any)
+				if out["total_count"] != 1.0 || len(runs) != 1 {
+					t.Fatalf("runs = %v", out)
+				}
+				r := runs[0].(map[string]any)
+				if r["conclusion"] != "failure" || r["event"] != "pull_request" || r["head_branch"] != "feature" || r["workflow_id"] != float64(ci) {
+					t.Errorf("run = %v", r)
+				}
+			}},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -543,6 +768,23 @@ func TestPlugin_Errors(t *testing.T) {
 			wantCode: "CONFLICT", wantMsg: []string{"not mergeable"}},
 		{name: "409 head moved", tool: "github_merge_pull", input: `{"owner":"octocat","repo":"hello-world","pull_number":2,"sha":"0000000000000000000000000000000000000000"}`,
 			wantCode: "CONFLICT", wantMsg: []string{"Head branch was modified"}},
+		{name: "422 review of one's own pull request", tool: "github_create_review", input: `{"owner":"octocat","repo":"hello-world","pull_number":2,"event":"APPROVE"}`,
+			wantCode: "VALIDATION_FAILED", wantMsg: []string{"POST /repos/octocat/hello-world/pulls/2/reviews", "Can not approve your own pull request"},
+			details: `"errors":[{"message":"Can not approve your own pull request"}]`},
+		{name: "404 review of a missing pull request", tool: "github_create_review", input: `{"owner":"octocat","repo":"hello-world","pull_number":99,"event":"COMMENT","body":"x"}`,
+			wantCode: "NOT_FOUND", wantMsg: []string{"/pulls/99/reviews"}},
+		{name: "404 labels on a missing issue", tool: "github_add_labels", input: `{"owner":"octocat","repo":"hello-world","issue_number":999,"labels":["bug"]}`,
+			wantCode: "NOT_FOUND", wantMsg: []string{"/issues/999/labels"}},
+		{name: "403 labels in an archived repository", tool: "github_add_labels", input: `{"owner":"octocat","repo":"attic","issue_number":1,"labels":["bug"]}`,
+			wantCode: "FORBIDDEN", wantMsg: []string{"archived"}},
+		{name: "404 missing branch", tool: "github_get_branch", input: `{"owner":"octocat","repo":"hello-world","branch":"nope"}`,
+			wantCode: "NOT_FOUND", wantMsg: []string{"Branch not found"}},
+		{name: "422 unknown commit", tool: "github_get_commit", input: `{"owner":"octocat","repo":"hello-world","ref":"nope"}`,
+			wantCode: "VALIDATION_FAILED", wantMsg: []string{"No commit found for SHA: nope"}},
+		{name: "404 missing file", tool: "github_get_contents", input: `{"owner":"octocat","repo":"hello-world","path":"no/such.txt"}`,
+			wantCode: "NOT_FOUND", wantMsg: []string{"/contents/no/such.txt"}},
+		{name: "404 no published release", tool: "github_get_latest_release", input: `{"owner":"octocat","repo":"attic"}`,
+			wantCode: "NOT_FOUND", wantMsg: []string{"/releases/latest"}},
 		{name: "rate limited", tool: "github_list_repos", input: `{}`,
 			before:   func() { f.fake.LimitRate(time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)) },
 			wantCode: "RATE_LIMITED", wantMsg: []string{"API rate limit exceeded", "resets at 2030-05-06T07:08:09Z"},
@@ -615,6 +857,14 @@ func TestPlugin_InvalidArguments(t *testing.T) {
 		{"empty title", "github_create_issue", `{"owner":"o","repo":"r","title":"  "}`, "title must not be empty"},
 		{"nothing to update", "github_update_issue", `{"owner":"o","repo":"r","issue_number":1}`, "nothing to change"},
 		{"empty search", "github_search_repos", `{"q":" "}`, "q must not be empty"},
+		{"no labels to add", "github_add_labels", `{"owner":"o","repo":"r","issue_number":1,"labels":[]}`, "at least one label"},
+		{"empty label", "github_add_labels", `{"owner":"o","repo":"r","issue_number":1,"labels":["ok"," "]}`, "empty name"},
+		{"review event outside the enum", "github_create_review", `{"owner":"o","repo":"r","pull_number":1,"event":"LGTM"}`, `field "event"`},
+		{"comment review without a body", "github_create_review", `{"owner":"o","repo":"r","pull_number":1,"event":"COMMENT"}`, "body must not be empty when event is COMMENT"},
+		{"path with ..", "github_get_contents", `{"owner":"o","repo":"r","path":"docs/../../x"}`, `path "docs/../../x"`},
+		{"empty branch", "github_get_branch", `{"owner":"o","repo":"r","branch":""}`, "branch must not be empty"},
+		{"run status outside the enum", "github_list_workflow_runs", `{"owner":"o","repo":"r","status":"green"}`, `field "status"`},
+		{"empty ref", "github_get_commit", `{"owner":"o","repo":"r","ref":" "}`, "ref must not be empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func TestAdmin_users(t *testing.T) {
 			if backend == "postgres" {
 				cfg.DatabaseURL = pgtest.URL(t)
 			}
-			if v, err := Migrate(ctx, cfg); err != nil || v != 2 {
+			if v, err := Migrate(ctx, cfg); err != nil || v != 3 {
 				t.Fatalf("Migrate = %d, %v", v, err)
 			}
 			a, err := OpenAdmin(ctx, cfg)

@@ -10,6 +10,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 )
 
 // The /mcp endpoint is built in New, the store opens in Run: these adapters
@@ -17,7 +18,7 @@ import (
 // set it, since the listener opens after the store.
 
 // storeTokens authenticates /mcp bearer tokens against the API tokens in
-// the store.
+// the store and the access tokens Workbench's OAuth server issued for /mcp.
 type storeTokens struct{ s *Server }
 
 var _ mcp.Authenticator = storeTokens{}
@@ -27,16 +28,27 @@ func (a storeTokens) Authenticate(ctx context.Context, bearer string) (mcp.Princ
 	if st == nil {
 		return mcp.Principal{}, fmt.Errorf("the store is not open yet: %w", mcp.ErrUnauthenticated)
 	}
+	userID := ""
 	tok, err := accounts.Authenticate(ctx, st.store, bearer)
-	if errors.Is(err, accounts.ErrUnauthenticated) {
-		return mcp.Principal{}, fmt.Errorf("%w: %w", mcp.ErrUnauthenticated, err)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, accounts.ErrUnauthenticated):
+		// Not an API token: an OAuth access token issued for /mcp?
+		at, oerr := st.oauth.Authenticate(ctx, bearer)
+		if errors.Is(oerr, oauthserver.ErrUnauthenticated) {
+			return mcp.Principal{}, fmt.Errorf("%w: %w", mcp.ErrUnauthenticated, err)
+		}
+		if oerr != nil {
+			return mcp.Principal{}, oerr
+		}
+		userID = at.UserID
+	case err != nil:
 		return mcp.Principal{}, err
+	default:
+		userID = tok.UserID
 	}
-	u, err := st.store.User(ctx, tok.UserID)
+	u, err := st.store.User(ctx, userID)
 	if err != nil {
-		return mcp.Principal{}, fmt.Errorf("token %s: user: %w", tok.ID, err)
+		return mcp.Principal{}, fmt.Errorf("token of user %s: %w", userID, err)
 	}
 	return mcp.Principal{UserID: u.ID, TenantID: u.TenantID, Email: u.Email}, nil
 }

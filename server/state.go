@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/connections"
+	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/portal"
 	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
@@ -27,6 +29,7 @@ type state struct {
 	connections *connections.Service // the runtime's credential source
 	connect     *connect.Service
 	portal      *portal.Portal
+	oauth       *oauthserver.Server
 }
 
 // catalog adapts the registry to the connect service and the portal: it
@@ -98,12 +101,22 @@ func (s *Server) openState(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
+	cookie := "wb_session" // the portal's session cookie, __Host- prefixed over https
+	if strings.HasPrefix(s.cfg.PublicURL, "https://") {
+		cookie = "__Host-" + cookie
+	}
+	as, err := oauthserver.New(oauthserver.Options{Store: st, PublicURL: s.cfg.PublicURL, SessionCookie: cookie,
+		Logger: s.logger.With("component", "oauth")})
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
 	if err := s.ensureAdmin(ctx, st); err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
 	p.Mount(s.app)
+	as.Mount(s.app)
 	s.logger.Info("store open", "store", backend.Describe(s.cfg.DatabaseURL, s.cfg.DataDir))
-	return &state{store: st, keys: keys, connections: conns, connect: svc, portal: p}, nil
+	return &state{store: st, keys: keys, connections: conns, connect: svc, portal: p, oauth: as}, nil
 }
 
 // ensureAdmin creates the first admin on a store without users and prints
@@ -133,6 +146,7 @@ func (st *state) runSweepers(ctx context.Context) (wait func()) {
 	var wg sync.WaitGroup
 	wg.Go(func() { st.connect.RunSweeper(ctx) })
 	wg.Go(func() { st.portal.RunSweeper(ctx) })
+	wg.Go(func() { st.oauth.RunSweeper(ctx, time.Hour) })
 	return wg.Wait
 }
 

@@ -233,3 +233,51 @@ func TrimReason(s string) string {
 	}
 	return s[:cut]
 }
+
+// Limits of OAuth client registrations.
+const (
+	MaxRedirectURIs   = 10
+	MaxRedirectURILen = 2048
+)
+
+// CheckNewOAuthClient validates c.
+func CheckNewOAuthClient(c NewOAuthClient) error {
+	if err := CheckName("OAuth client", c.Name); err != nil {
+		return err
+	}
+	if len(c.RedirectURIs) == 0 || len(c.RedirectURIs) > MaxRedirectURIs {
+		return fmt.Errorf("%w: an OAuth client needs 1 to %d redirect URIs", ErrInvalid, MaxRedirectURIs)
+	}
+	for _, u := range c.RedirectURIs {
+		if u == "" || len(u) > MaxRedirectURILen || strings.ContainsAny(u, "\r\n\x00") {
+			return fmt.Errorf("%w: a redirect URI must be 1 to %d characters on one line", ErrInvalid, MaxRedirectURILen)
+		}
+	}
+	return nil
+}
+
+// CheckNewOAuthToken validates t and rounds its expiry.
+func CheckNewOAuthToken(t *NewOAuthToken) error {
+	switch t.Kind {
+	case OAuthCode, OAuthAccess, OAuthRefresh:
+	default:
+		return fmt.Errorf("%w: unknown OAuth token kind %q", ErrInvalid, t.Kind)
+	}
+	if t.UserID == "" || t.ClientID == "" {
+		return fmt.Errorf("%w: OAuth %s has no user or client", ErrInvalid, t.Kind)
+	}
+	if err := CheckHash("OAuth "+string(t.Kind)+" hash", t.Hash); err != nil {
+		return err
+	}
+	if t.Resource == "" || len(t.Resource) > MaxRedirectURILen {
+		return fmt.Errorf("%w: OAuth %s needs a resource of at most %d characters", ErrInvalid, t.Kind, MaxRedirectURILen)
+	}
+	if t.Kind == OAuthCode && (t.RedirectURI == "" || t.CodeChallenge == "") {
+		return fmt.Errorf("%w: an OAuth code needs a redirect URI and a code challenge", ErrInvalid)
+	}
+	if t.ExpiresAt.IsZero() {
+		return fmt.Errorf("%w: OAuth %s has no expiry", ErrInvalid, t.Kind)
+	}
+	t.ExpiresAt = Round(t.ExpiresAt)
+	return nil
+}

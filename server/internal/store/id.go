@@ -10,11 +10,12 @@ import (
 
 // Prefixes of the ids the store generates.
 const (
-	PrefixTenant     = "ten_"
-	PrefixUser       = "usr_"
-	PrefixToken      = "tok_"
-	PrefixConnection = "con_"
-	PrefixPending    = "pc_"
+	PrefixTenant      = "ten_"
+	PrefixUser        = "usr_"
+	PrefixToken       = "tok_"
+	PrefixConnection  = "con_"
+	PrefixPending     = "pc_"
+	PrefixOAuthClient = "oac_"
 )
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

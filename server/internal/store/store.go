@@ -60,6 +60,24 @@ type Store interface {
 	// PruneLoginLinks deletes used and expired links and returns how many.
 	PruneLoginLinks(ctx context.Context) (int, error)
 
+	// CreateOAuthClient registers an OAuth client with a new id ("oac_...").
+	CreateOAuthClient(ctx context.Context, c NewOAuthClient) (OAuthClient, error)
+	// OAuthClient returns a registered OAuth client by id.
+	OAuthClient(ctx context.Context, id string) (OAuthClient, error)
+	// CreateOAuthToken records an authorization code, access token or
+	// refresh token. An unknown user or client is ErrNotFound.
+	CreateOAuthToken(ctx context.Context, t NewOAuthToken) (OAuthToken, error)
+	// OAuthToken returns the unused, unexpired credential of this kind with
+	// this hash; any other is ErrNotFound.
+	OAuthToken(ctx context.Context, kind OAuthTokenKind, hash string) (OAuthToken, error)
+	// ConsumeOAuthToken returns the credential of this kind with this hash
+	// and marks it used, so a second use finds nothing (ErrNotFound). One
+	// past its ExpiresAt is ErrExpired (and is used up all the same).
+	ConsumeOAuthToken(ctx context.Context, kind OAuthTokenKind, hash string) (OAuthToken, error)
+	// PruneOAuthTokens deletes used and expired OAuth credentials and returns
+	// how many.
+	PruneOAuthTokens(ctx context.Context) (int, error)
+
 	// PutConnection stores the user's connection to c.Integration, replacing
 	// any earlier one (its id and CreatedAt are kept). Status defaults to
 	// active.

@@ -163,3 +163,57 @@ type Outcome struct {
 	Reason     string
 	Connection *Connection // stored (as PutConnection would) when Status is CONNECTED
 }
+
+// OAuthClient is an MCP client registered with Workbench's authorization
+// server (RFC 7591). Only public clients exist: there is no secret.
+type OAuthClient struct {
+	ID           string // "oac_" and random characters
+	Name         string
+	RedirectURIs []string
+	CreatedAt    time.Time
+}
+
+// NewOAuthClient is what CreateOAuthClient needs.
+type NewOAuthClient struct {
+	Name         string
+	RedirectURIs []string // 1 to 10, each without a newline
+}
+
+// OAuthTokenKind says what an issued OAuth credential is.
+type OAuthTokenKind string
+
+// The OAuth credential kinds.
+const (
+	OAuthCode    OAuthTokenKind = "code"    // an authorization code, used once
+	OAuthAccess  OAuthTokenKind = "access"  // a bearer token for the resource
+	OAuthRefresh OAuthTokenKind = "refresh" // a refresh token, used once
+)
+
+// OAuthToken is an authorization code, access token or refresh token
+// issued to an OAuth client for a user. The credential itself is never
+// stored: only its SHA-256.
+type OAuthToken struct {
+	Hash          string
+	Kind          OAuthTokenKind
+	TenantID      string
+	UserID        string
+	ClientID      string
+	Resource      string // the RFC 8707 resource (audience) it is bound to
+	RedirectURI   string // codes only
+	CodeChallenge string // codes only: the PKCE S256 challenge
+	CreatedAt     time.Time
+	ExpiresAt     time.Time
+	UsedAt        time.Time // zero until a code or refresh token is used
+}
+
+// NewOAuthToken is what CreateOAuthToken needs.
+type NewOAuthToken struct {
+	Kind          OAuthTokenKind
+	Hash          string // hex SHA-256 of the credential
+	UserID        string
+	ClientID      string
+	Resource      string
+	RedirectURI   string
+	CodeChallenge string
+	ExpiresAt     time.Time
+}

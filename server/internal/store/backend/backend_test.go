@@ -51,7 +51,7 @@ func TestOpen(t *testing.T) {
 					t.Fatalf("data dir mode = %v, %v; want 0700", info.Mode(), err)
 				}
 			}
-			if v, err := backend.Migrate(ctx, databaseURL, dataDir); err != nil || v != 2 {
+			if v, err := backend.Migrate(ctx, databaseURL, dataDir); err != nil || v != 3 {
 				t.Fatalf("Migrate = %d, %v", v, err)
 			}
 			if got, err := st.User(ctx, u.ID); err != nil || got.ID != u.ID {

@@ -59,7 +59,7 @@ func TestSchema_matchesSQLite(t *testing.T) {
 		WHERE table_schema = 'public' AND table_name NOT LIKE 'goose%'`); len(left) != 0 {
 		t.Fatalf("tables left after DownTo(0): %v", left)
 	}
-	if v, err := postgres.Migrate(ctx, url); err != nil || v != 2 {
+	if v, err := postgres.Migrate(ctx, url); err != nil || v != 3 {
 		t.Fatalf("Migrate after down = %d, %v", v, err)
 	}
 }

@@ -29,6 +29,7 @@ func Run(t *testing.T, b Backend) {
 		{"Tokens", testTokens},
 		{"Sessions", testSessions},
 		{"LoginLinks", testLoginLinks},
+		{"OAuth", testOAuth},
 		{"Connections", testConnections},
 		{"ResealConnections", testReseal},
 		{"Pending", testPending},

@@ -1,0 +1,280 @@
+package oauthserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/workbench-dev/workbench/server/internal/secrets"
+	"github.com/workbench-dev/workbench/server/internal/store"
+)
+
+// Lifetimes of what the server issues.
+const (
+	CodeTTL    = 5 * time.Minute
+	AccessTTL  = time.Hour
+	RefreshTTL = 30 * 24 * time.Hour
+)
+
+// requestTimeout bounds one request's store work.
+const requestTimeout = 15 * time.Second
+
+// maxRegistrationBody caps a registration request.
+const maxRegistrationBody = 64 << 10
+
+// ErrUnauthenticated is returned by Authenticate for an access token that is
+// unknown, expired or issued for another resource.
+var ErrUnauthenticated = errors.New("oauthserver: invalid access token")
+
+// Options configure a Server. Store and PublicURL are required.
+type Options struct {
+	Store store.Store
+	// PublicURL is SERVER_PUBLIC_URL; the issuer, and PublicURL+"/mcp" the
+	// one resource.
+	PublicURL string
+	// SessionCookie names the portal's session cookie (its value's SHA-256
+	// is the session's IDHash).
+	SessionCookie string
+	// Now is the clock; nil means time.Now. It should be the store's clock.
+	Now func() time.Time
+	// Logger reports failures behind 500 answers; nil discards.
+	Logger *slog.Logger
+}
+
+// Server serves the OAuth endpoints. It is safe for concurrent use.
+type Server struct {
+	store    store.Store
+	issuer   string
+	resource string
+	cookie   string
+	now      func() time.Time
+	logger   *slog.Logger
+	consent  *template.Template
+}
+
+// New returns a Server for o.
+func New(o Options) (*Server, error) {
+	if o.Store == nil || o.SessionCookie == "" {
+		return nil, errors.New("oauthserver: Options need a Store and a SessionCookie")
+	}
+	u, err := url.Parse(o.PublicURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("oauthserver: public URL %q is not an absolute http(s) URL", o.PublicURL)
+	}
+	issuer := strings.TrimRight(o.PublicURL, "/")
+	s := &Server{store: o.Store, issuer: issuer, resource: issuer + "/mcp", cookie: o.SessionCookie, now: o.Now, logger: o.Logger,
+		consent: template.Must(template.New("consent").Parse(consentPage))}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// Resource returns the protected resource's identifier, PublicURL+"/mcp".
+func (s *Server) Resource() string { return s.resource }
+
+// Mount adds the metadata documents and the OAuth endpoints to r.
+func (s *Server) Mount(r fiber.Router) {
+	r.Get("/.well-known/oauth-protected-resource", s.protectedResource)
+	r.Get("/.well-known/oauth-protected-resource/mcp", s.protectedResource)
+	r.Get("/.well-known/oauth-authorization-server", s.authorizationServer)
+	r.Post("/oauth/register", s.register)
+	r.Get("/oauth/authorize", s.authorize)
+	r.Post("/oauth/authorize", s.approve)
+	r.Post("/oauth/token", s.token)
+}
+
+// Authenticate returns the live access token behind bearer, which must have
+// been issued for this server's resource.
+func (s *Server) Authenticate(ctx context.Context, bearer string) (store.OAuthToken, error) {
+	t, err := s.store.OAuthToken(ctx, store.OAuthAccess, secrets.HashToken(bearer))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.OAuthToken{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	if err != nil {
+		return store.OAuthToken{}, err
+	}
+	if t.Resource != s.resource {
+		return store.OAuthToken{}, fmt.Errorf("%w: issued for %q", ErrUnauthenticated, t.Resource)
+	}
+	return t, nil
+}
+
+// RunSweeper prunes used and expired codes and tokens every interval until
+// ctx ends. Run it in one goroutine owned by the server.
+func (s *Server) RunSweeper(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := s.store.PruneOAuthTokens(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Warn("pruning OAuth tokens", "err", err)
+		}
+	}
+}
+
+func (s *Server) protectedResource(c *fiber.Ctx) error {
+	return c.JSON(map[string]any{
+		"resource":                 s.resource,
+		"authorization_servers":    []string{s.issuer},
+		"bearer_methods_supported": []string{"header"},
+	})
+}
+
+func (s *Server) authorizationServer(c *fiber.Ctx) error {
+	return c.JSON(map[string]any{
+		"issuer":                                s.issuer,
+		"authorization_endpoint":                s.issuer + "/oauth/authorize",
+		"token_endpoint":                        s.issuer + "/oauth/token",
+		"registration_endpoint":                 s.issuer + "/oauth/register",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+	})
+}
+
+// oauthError answers an RFC 6749 error.
+func oauthError(c *fiber.Ctx, status int, code, description string) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(status).JSON(map[string]string{"error": code, "error_description": description})
+}
+
+// internalError logs err and answers 500 server_error.
+func (s *Server) internalError(c *fiber.Ctx, err error) error {
+	s.logger.Error("oauth request failed", "path", c.Path(), "err", err)
+	return oauthError(c, http.StatusInternalServerError, "server_error", "the request could not be completed; try again later")
+}
+
+// registration is the part of an RFC 7591 request Workbench reads.
+type registration struct {
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+}
+
+// CheckRedirectURI accepts an https URL, or an http URL on a loopback
+// address (RFC 8252), without a fragment.
+func CheckRedirectURI(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return fmt.Errorf("redirect URI %q is not an absolute URL", raw)
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return fmt.Errorf("redirect URI %q has a fragment", raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			return nil
+		}
+		return fmt.Errorf("redirect URI %q: http is allowed only on a loopback address", raw)
+	}
+	return fmt.Errorf("redirect URI %q: the scheme must be https (or http on loopback)", raw)
+}
+
+func (s *Server) register(c *fiber.Ctx) error {
+	body := c.Body()
+	if len(body) > maxRegistrationBody {
+		return oauthError(c, http.StatusRequestEntityTooLarge, "invalid_client_metadata", "the registration request is too large")
+	}
+	var r registration
+	if err := json.Unmarshal(body, &r); err != nil {
+		return oauthError(c, http.StatusBadRequest, "invalid_client_metadata", "the body is not a JSON client registration")
+	}
+	if r.TokenEndpointAuthMethod != "" && r.TokenEndpointAuthMethod != "none" {
+		return oauthError(c, http.StatusBadRequest, "invalid_client_metadata", "only public clients (token_endpoint_auth_method none) may register")
+	}
+	for _, g := range r.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			return oauthError(c, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("grant type %q is not supported", g))
+		}
+	}
+	for _, rt := range r.ResponseTypes {
+		if rt != "code" {
+			return oauthError(c, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("response type %q is not supported", rt))
+		}
+	}
+	if len(r.RedirectURIs) == 0 || len(r.RedirectURIs) > store.MaxRedirectURIs {
+		return oauthError(c, http.StatusBadRequest, "invalid_redirect_uri", fmt.Sprintf("give 1 to %d redirect_uris", store.MaxRedirectURIs))
+	}
+	for _, u := range r.RedirectURIs {
+		if err := CheckRedirectURI(u); err != nil {
+			return oauthError(c, http.StatusBadRequest, "invalid_redirect_uri", err.Error())
+		}
+	}
+	if r.ClientName == "" {
+		r.ClientName = "Unnamed MCP client"
+	}
+	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	defer cancel()
+	cl, err := s.store.CreateOAuthClient(ctx, store.NewOAuthClient{Name: r.ClientName, RedirectURIs: r.RedirectURIs})
+	if errors.Is(err, store.ErrInvalid) {
+		return oauthError(c, http.StatusBadRequest, "invalid_client_metadata", strings.TrimPrefix(err.Error(), "invalid argument: "))
+	}
+	if err != nil {
+		return s.internalError(c, err)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(http.StatusCreated).JSON(map[string]any{
+		"client_id":                  cl.ID,
+		"client_id_issued_at":        cl.CreatedAt.Unix(),
+		"client_name":                cl.Name,
+		"redirect_uris":              cl.RedirectURIs,
+		"token_endpoint_auth_method": "none",
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+	})
+}
+
+// challengeOf returns the S256 PKCE challenge of a verifier.
+func challengeOf(verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// validVerifier reports whether v is an RFC 7636 code verifier.
+func validVerifier(v string) bool {
+	if len(v) < 43 || len(v) > 128 {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// newSecret returns a random credential and its hash.
+func newSecret() (raw, hash string) {
+	raw = store.NewState()
+	return raw, secrets.HashToken(raw)
+}
+
+func sameString(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }

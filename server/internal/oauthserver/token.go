@@ -1,0 +1,95 @@
+package oauthserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/workbench-dev/workbench/server/internal/secrets"
+	"github.com/workbench-dev/workbench/server/internal/store"
+)
+
+// token exchanges a code or a refresh token for a new access token and
+// refresh token.
+func (s *Server) token(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	defer cancel()
+	form := func(k string) string { return strings.Clone(c.FormValue(k)) }
+	clientID := form("client_id")
+	if _, err := s.store.OAuthClient(ctx, clientID); errors.Is(err, store.ErrNotFound) {
+		return oauthError(c, http.StatusUnauthorized, "invalid_client", "unknown client_id")
+	} else if err != nil {
+		return s.internalError(c, err)
+	}
+	if r := form("resource"); r != "" && r != s.resource {
+		return oauthError(c, http.StatusBadRequest, "invalid_target", "resource must be "+s.resource)
+	}
+	var kind store.OAuthTokenKind
+	var secret string
+	switch form("grant_type") {
+	case "authorization_code":
+		kind, secret = store.OAuthCode, form("code")
+	case "refresh_token":
+		kind, secret = store.OAuthRefresh, form("refresh_token")
+	case "":
+		return oauthError(c, http.StatusBadRequest, "invalid_request", "grant_type is missing")
+	default:
+		return oauthError(c, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+	}
+	if secret == "" {
+		return oauthError(c, http.StatusBadRequest, "invalid_request", "the "+string(kind)+" is missing")
+	}
+	verifier := form("code_verifier")
+	if kind == store.OAuthCode && !validVerifier(verifier) {
+		return oauthError(c, http.StatusBadRequest, "invalid_request", "code_verifier must be 43 to 128 unreserved characters")
+	}
+	// Used up even when a check below fails: a code or refresh token gets
+	// one try.
+	grant, err := s.store.ConsumeOAuthToken(ctx, kind, secrets.HashToken(secret))
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExpired):
+		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" is unknown, expired or already used")
+	case err != nil:
+		return s.internalError(c, err)
+	case grant.ClientID != clientID:
+		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" was issued to another client")
+	case grant.Resource != s.resource:
+		return oauthError(c, http.StatusBadRequest, "invalid_target", "the "+string(kind)+" was issued for another resource")
+	}
+	if kind == store.OAuthCode {
+		if form("redirect_uri") != grant.RedirectURI {
+			return oauthError(c, http.StatusBadRequest, "invalid_grant", "redirect_uri does not match the authorization request")
+		}
+		if !sameString(challengeOf(verifier), grant.CodeChallenge) {
+			return oauthError(c, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
+		}
+	}
+	access, refresh, err := s.issue(ctx, grant)
+	if err != nil {
+		return s.internalError(c, err)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("Pragma", "no-cache")
+	return c.JSON(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()), "refresh_token": refresh})
+}
+
+// issue stores a new access token and refresh token for grant's user,
+// client and resource and returns them.
+func (s *Server) issue(ctx context.Context, grant store.OAuthToken) (access, refresh string, err error) {
+	now := s.now()
+	access, accessHash := newSecret()
+	refresh, refreshHash := newSecret()
+	for _, t := range []store.NewOAuthToken{
+		{Kind: store.OAuthAccess, Hash: accessHash, ExpiresAt: now.Add(AccessTTL)},
+		{Kind: store.OAuthRefresh, Hash: refreshHash, ExpiresAt: now.Add(RefreshTTL)},
+	} {
+		t.UserID, t.ClientID, t.Resource = grant.UserID, grant.ClientID, grant.Resource
+		if _, err := s.store.CreateOAuthToken(ctx, t); err != nil {
+			return "", "", err
+		}
+	}
+	return access, refresh, nil
+}

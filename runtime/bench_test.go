@@ -75,6 +75,8 @@ var benchModules = []struct {
 	{"go-raw", "goplugin_echo", func(b *testing.B) *Plugin {
 		return loadGo(b, filepath.Join("..", "cmd", "workbench", "testdata", "goplugin"))
 	}},
+	// A Go plugin built with the Extism Go PDK, loaded through go-sdk.
+	{"extism", "extismecho_echo", func(b *testing.B) *Plugin { return loadGo(b, filepath.Join("testdata", "extismecho")) }},
 }
 
 func loadGo(b *testing.B, dir string) *Plugin {
@@ -86,7 +88,7 @@ func loadGo(b *testing.B, dir string) *Plugin {
 }
 
 // goPlugin builds a Go plugin folder once per test binary.
-func goPlugin(b *testing.B, dir string) []byte {
+func goPlugin(b testing.TB, dir string) []byte {
 	goPlugins.Lock()
 	defer goPlugins.Unlock()
 	if wasm, ok := goPlugins.built[dir]; ok {
@@ -129,11 +131,11 @@ func BenchmarkIsolation(b *testing.B) {
 			st := &callState{plugin: p, tool: p.tools[m.tool]}
 			cctx := context.WithValue(ctx, callStateKey{}, st)
 			for b.Loop() {
-				in, err := instantiate(ctx, p.rt, p.compiled, p.logger, "u1")
+				in, err := p.newInstance(ctx, "u1")
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, terr := runExport(cctx, in, st, m.tool, payload64); terr != nil {
+				if _, terr := runInstance(cctx, in, st, p.tools[m.tool].ExportName(), payload64); terr != nil {
 					b.Fatal(terr)
 				}
 				in.close(ctx)
@@ -184,7 +186,7 @@ func BenchmarkInstantiate(b *testing.B) {
 			goruntime.GC()
 			goruntime.ReadMemStats(&before)
 			for b.Loop() {
-				in, err := instantiate(ctx, p.rt, p.compiled, p.logger, "u1")
+				in, err := p.newInstance(ctx, "u1")
 				if err != nil {
 					b.Fatal(err)
 				}

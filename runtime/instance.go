@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
@@ -29,7 +30,8 @@ const (
 // instance is one instantiated plugin module. It serves one call at a time
 // and, once used, only the user it was created for.
 type instance struct {
-	mod      api.Module
+	mod      api.Module     // nil for an Extism instance
+	ext      *extism.Plugin // set only for an Extism instance (extism.go)
 	alloc    api.Function
 	fns      map[string]api.Function // export handles, looked up once
 	user     string
@@ -119,10 +121,17 @@ func (in *instance) invoke(ctx context.Context, export string, input []byte) (ui
 }
 
 func (in *instance) memoryPages() uint64 {
+	if in.ext != nil {
+		return uint64(in.ext.Memory().Size()) / 65536
+	}
 	return uint64(in.mod.Memory().Size()) / 65536
 }
 
 func (in *instance) close(ctx context.Context) {
+	if in.ext != nil {
+		in.ext.Close(ctx)
+		return
+	}
 	in.mod.Close(ctx)
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -27,6 +28,7 @@ type Plugin struct {
 	logger   *slog.Logger
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
+	extism   *extism.CompiledPlugin // set instead of rt and compiled for an Extism plugin
 	limits   Limits
 	sem      chan struct{}
 	tools    map[string]*toolEntry
@@ -64,6 +66,9 @@ type Call struct {
 func (h *Host) Load(ctx context.Context, wasm []byte) (*Plugin, error) {
 	p := &Plugin{host: h, logger: h.logger, counters: newCallCounters()}
 	m, err := p.probe(ctx, wasm, h.cfg.Defaults.MemoryPages)
+	if errors.Is(err, errExtismModule) {
+		return h.loadExtism(ctx, wasm)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -91,9 +96,7 @@ func (h *Host) Load(ctx context.Context, wasm []byte) (*Plugin, error) {
 		p.rt.Close(ctx)
 		return nil, err
 	}
-	p.pool = newPool(h.cfg.Pool, func(ctx context.Context, user string) (*instance, error) {
-		return instantiate(ctx, p.rt, p.compiled, p.logger, user)
-	})
+	p.pool = newPool(h.cfg.Pool, p.newInstance)
 	if err := h.track(p); err != nil {
 		p.rt.Close(ctx)
 		return nil, err
@@ -113,6 +116,10 @@ func (p *Plugin) probe(ctx context.Context, wasm []byte, memoryPages uint32) (*m
 	if err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("compile: %w", err)
+	}
+	if isExtismModule(compiled) {
+		rt.Close(ctx)
+		return nil, errExtismModule
 	}
 	if problems := checkModule(compiled); len(problems) > 0 {
 		rt.Close(ctx)
@@ -257,7 +264,7 @@ func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessag
 		return nil, p.callError(ctx, err, t)
 	}
 	st := &callState{plugin: p, tool: t, user: c.UserID, progress: c.Progress, client: c.Client}
-	out, rerr := runExport(context.WithValue(ctx, callStateKey{}, st), in, st, t.ExportName(), c.Input)
+	out, rerr := runInstance(context.WithValue(ctx, callStateKey{}, st), in, st, t.ExportName(), c.Input)
 	p.pool.release(context.WithoutCancel(ctx), in, rerr == nil || !rerr.host)
 	if rerr != nil {
 		return nil, p.callError(ctx, rerr, t)
@@ -298,6 +305,22 @@ func (p *Plugin) acquireSlots(ctx context.Context, t *toolEntry) (func(), *ToolE
 			<-s
 		}
 	}, nil
+}
+
+// newInstance creates an instance of the plugin for one user.
+func (p *Plugin) newInstance(ctx context.Context, user string) (*instance, error) {
+	if p.extism != nil {
+		return newExtismInstance(ctx, p.extism, p.logger, user)
+	}
+	return instantiate(ctx, p.rt, p.compiled, p.logger, user)
+}
+
+// runInstance runs an export on an ABI v1 or an Extism instance.
+func runInstance(ctx context.Context, in *instance, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
+	if in.ext != nil {
+		return runExtism(ctx, in, st, export, input)
+	}
+	return runExport(ctx, in, st, export, input)
 }
 
 // runExport invokes an export and turns its status and output into a result.
@@ -439,5 +462,8 @@ func (p *Plugin) Close(ctx context.Context) error {
 		p.logger.Warn("closing plugin with calls still in flight", "error", ctx.Err())
 	}
 	p.pool.close(ctx)
+	if p.extism != nil {
+		return p.extism.Close(context.WithoutCancel(ctx))
+	}
 	return p.rt.Close(context.WithoutCancel(ctx))
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,5 +120,66 @@ func TestPlugin_Call_extismHTTPInjectsCredential(t *testing.T) {
 	in, _ = json.Marshal(map[string]string{"url": base + "/v1/ping"})
 	if te := callErr(t, p, "extismecho_native_http", "alice", string(in)); !strings.Contains(te.Message, "not allowed") || api.hits.Load() != hits {
 		t.Fatalf("Extism's own http_request: %+v, upstream hits %d -> %d", te, hits, api.hits.Load())
+	}
+}
+
+// asPlugin compiles testdata/extismas (an Extism AssemblyScript PDK plugin)
+// with the asc that tools/test-deps.sh installed next to it.
+func asPlugin(t *testing.T) []byte {
+	t.Helper()
+	dir := filepath.Join("testdata", "extismas")
+	asc := filepath.Join("node_modules", ".bin", "asc")
+	if _, err := os.Stat(filepath.Join(dir, asc)); err != nil {
+		t.Fatalf("AssemblyScript compiler missing in %s (run make test, which installs it): %v", dir, err)
+	}
+	out := filepath.Join(t.TempDir(), "plugin.wasm")
+	cmd := exec.Command(asc, filepath.Join("assembly", "index.ts"), "--config", "asconfig.json", "--outFile", out)
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", dir, err, msg)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
+func TestPlugin_Call_extismAssemblyScript(t *testing.T) {
+	p, err := newTestHost(t, Config{}).Load(context.Background(), asPlugin(t))
+	if err != nil {
+		t.Fatalf("load extismas: %v", err)
+	}
+	m := p.Manifest()
+	var slugs []string
+	for _, tool := range m.Tools {
+		slugs = append(slugs, tool.Slug)
+	}
+	if want := []string{"extismas_echo", "extismas_fail"}; m.Name != "extismas" || !slices.Equal(slugs, want) {
+		t.Fatalf("manifest %q with tools %v, want extismas with %v", m.Name, slugs, want)
+	}
+	tests := []struct {
+		name, tool, input string
+		want              string
+		code, message     string
+	}{
+		{name: "echo", tool: "extismas_echo", input: `{"hello":"world"}`, want: `{"hello":"world"}`},
+		// Longer than eight bytes and not a multiple of eight: the PDK copies
+		// input in 8-byte words and then byte by byte.
+		{name: "echo unaligned", tool: "extismas_echo", input: `{"list":[1,2,3],"text":"über"}`, want: `{"list":[1,2,3],"text":"über"}`},
+		{name: "fail", tool: "extismas_fail", input: `{}`, code: "NOT_FOUND", message: "nothing here"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.code == "" {
+				if got := callOK(t, p, tt.tool, "alice", tt.input); got != tt.want {
+					t.Fatalf("%s = %s, want %s", tt.tool, got, tt.want)
+				}
+				return
+			}
+			if te := callErr(t, p, tt.tool, "alice", tt.input); te.Code != tt.code || te.Message != tt.message {
+				t.Fatalf("%s: %s (%s), want %s (%s)", tt.tool, te.Code, te.Message, tt.code, tt.message)
+			}
+		})
 	}
 }

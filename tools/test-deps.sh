@@ -74,6 +74,8 @@ npm_ci() {
 # The AssemblyScript compiler pinned by the kit; plugin folders get their own
 # npm ci from tools/build-plugins.sh.
 npm_ci pdk/assemblyscript
+# The runtime's Extism AssemblyScript PDK test plugin.
+npm_ci runtime/testdata/extismas
 # The MCP TypeScript SDK client, the official conformance suites and the
 # Node 22 they need (npm package "node").
 npm_ci tools/conformance

@@ -58,8 +58,8 @@ func TestStoreCommands(t *testing.T) {
 				wantLast   *regexp.Regexp
 				wantStderr string
 			}{
-				{"migrate", []string{"migrate"}, 0, "schema version 2 (", nil, ""},
-				{"migrate again", []string{"migrate"}, 0, "schema version 2", nil, ""},
+				{"migrate", []string{"migrate"}, 0, "schema version 3 (", nil, ""},
+				{"migrate again", []string{"migrate"}, 0, "schema version 3", nil, ""},
 				{"add admin", []string{"user", "add", "--email", "alice@example.com", "--admin"}, 0, "created admin alice@example.com (usr_", apiToken, ""},
 				{"add user", []string{"user", "add", "--email", "bob@example.com"}, 0, "created user bob@example.com", apiToken, ""},
 				{"duplicate email", []string{"user", "add", "--email", "ALICE@example.com"}, 1, "", nil, "already exists"},

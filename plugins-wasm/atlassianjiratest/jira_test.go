@@ -138,53 +138,7 @@ type wantRequest struct {
 func assertRequest(t *testing.T, r Request, want wantRequest) {
 	t.Helper()
 	assertJiraHeaders(t, r)
-	if r.Method != want.method || r.Path != want.path {
-		t.Errorf("request = %s %s, want %s %s", r.Method, r.Path, want.method, want.path)
-	}
-	got := map[string]string{}
-	for k, v := range r.Query {
-		got[k] = strings.Join(v, "|")
-	}
-	if want.query == nil {
-		want.query = map[string]string{}
-	}
-	if !mapsEqual(got, want.query) {
-		t.Errorf("%s %s query = %v, want %v", r.Method, r.Path, got, want.query)
-	}
-	switch {
-	case want.body == "" && len(r.Body) != 0:
-		t.Errorf("%s %s sent body %s, want none", r.Method, r.Path, r.Body)
-	case want.body != "":
-		if g, w := canonicalJSON(t, string(r.Body)), canonicalJSON(t, want.body); g != w {
-			t.Errorf("%s %s body = %s\nwant %s", r.Method, r.Path, g, w)
-		}
-	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if bv, ok := b[k]; !ok || bv != v {
-			return false
-		}
-	}
-	return true
-}
-
-// canonicalJSON re-encodes JSON text with sorted keys.
-func canonicalJSON(t testing.TB, s string) string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("not JSON: %s: %v", s, err)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	plugintest.CheckRequest(t, r.Method, r.Path, r.Query, r.Body, plugintest.WantRequest{Method: want.method, Path: want.path, Query: want.query, Body: want.body})
 }
 
 func mustJSON(t testing.TB, v any) string {
@@ -687,7 +641,7 @@ func TestPlugin_JiraErrors(t *testing.T) {
 			if te.Code != tt.code || !strings.Contains(te.Message, tt.message) {
 				t.Errorf("error = %s: %s\nwant %s containing %q", te.Code, te.Message, tt.code, tt.message)
 			}
-			if tt.details != "" && canonicalJSON(t, string(te.Details)) != canonicalJSON(t, tt.details) {
+			if tt.details != "" && plugintest.CanonicalJSON(t, string(te.Details)) != plugintest.CanonicalJSON(t, tt.details) {
 				t.Errorf("details = %s, want %s", te.Details, tt.details)
 			}
 		})

@@ -186,58 +186,10 @@ type wantRequest struct {
 func assertRequest(t *testing.T, r Request, want wantRequest) {
 	t.Helper()
 	assertGitHubHeaders(t, r)
-	if r.Method != want.method || r.Path != want.path {
-		t.Errorf("request = %s %s, want %s %s", r.Method, r.Path, want.method, want.path)
+	plugintest.CheckRequest(t, r.Method, r.Path, r.Query, r.Body, plugintest.WantRequest{Method: want.method, Path: want.path, Query: want.query, Body: want.body})
+	if ct := r.Header.Get("Content-Type"); want.body != "" && ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
 	}
-	got := map[string]string{}
-	for k, v := range r.Query {
-		got[k] = strings.Join(v, "|")
-	}
-	if want.query == nil {
-		want.query = map[string]string{}
-	}
-	if !mapsEqual(got, want.query) {
-		t.Errorf("%s %s query = %v, want %v", r.Method, r.Path, got, want.query)
-	}
-	switch {
-	case want.body == "" && len(r.Body) != 0:
-		t.Errorf("%s %s sent body %s, want none", r.Method, r.Path, r.Body)
-	case want.body != "":
-		var g, w any
-		if err := json.Unmarshal(r.Body, &g); err != nil {
-			t.Fatalf("body %s: %v", r.Body, err)
-		}
-		if err := json.Unmarshal([]byte(want.body), &w); err != nil {
-			t.Fatal(err)
-		}
-		if gb, wb := mustJSON(t, g), mustJSON(t, w); gb != wb {
-			t.Errorf("%s %s body = %s, want %s", r.Method, r.Path, gb, wb)
-		}
-		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-			t.Errorf("Content-Type = %q", ct)
-		}
-	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if bv, ok := b[k]; !ok || bv != v {
-			return false
-		}
-	}
-	return true
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestPlugin_Tools calls every tool once against seeded data. The cases run

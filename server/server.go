@@ -106,7 +106,8 @@ func (s *Server) newMCPEndpoint(logger *slog.Logger) (*mcp.Endpoint, error) {
 		authenticator = s.cfg.MCPAuthenticator
 	}
 	ep, err := mcp.New(mcp.Options{
-		Catalog:       mcpcatalog.FromRegistry(s.reg),
+		Catalog:       mcpcatalog.FromRegistry(s.reg, s.nativeIntegrations()...),
+		CurlSessions:  s.curlSessions(),
 		Authenticator: authenticator,
 		Connections:   storeConnections{s},
 		PublicURL:     s.cfg.PublicURL,

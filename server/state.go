@@ -30,6 +30,10 @@ type state struct {
 	connect     *connect.Service
 	portal      *portal.Portal
 	oauth       *oauthserver.Server
+
+	// sweepers are further periodic clean-ups the services register; each
+	// runs until its context ends.
+	sweepers []func(context.Context)
 }
 
 // catalog adapts the registry to the connect service and the portal: it
@@ -115,8 +119,15 @@ func (s *Server) openState(ctx context.Context) (*state, error) {
 	}
 	p.Mount(s.app)
 	as.Mount(s.app)
+	state := &state{store: st, keys: keys, connections: conns, connect: svc, portal: p, oauth: as}
+	if err := s.openProxy(ctx, state); err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	if err := s.openJots(ctx, state); err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
 	s.logger.Info("store open", "store", backend.Describe(s.cfg.DatabaseURL, s.cfg.DataDir))
-	return &state{store: st, keys: keys, connections: conns, connect: svc, portal: p, oauth: as}, nil
+	return state, nil
 }
 
 // ensureAdmin creates the first admin on a store without users and prints
@@ -147,6 +158,9 @@ func (st *state) runSweepers(ctx context.Context) (wait func()) {
 	wg.Go(func() { st.connect.RunSweeper(ctx) })
 	wg.Go(func() { st.portal.RunSweeper(ctx) })
 	wg.Go(func() { st.oauth.RunSweeper(ctx, time.Hour) })
+	for _, sweep := range st.sweepers {
+		wg.Go(func() { sweep(ctx) })
+	}
 	return wg.Wait
 }
 

@@ -122,6 +122,9 @@ type Store interface {
 	// keep ago and returns how many.
 	PrunePending(ctx context.Context, keep time.Duration) (int, error)
 
+	CurlStore
+	JotStore
+
 	// Close releases the store's connections. It is safe to call twice.
 	Close() error
 }

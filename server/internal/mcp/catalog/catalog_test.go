@@ -128,3 +128,18 @@ func TestRegistry(t *testing.T) {
 		t.Error("the old plugin still runs after its last lease")
 	}
 }
+
+func TestRegistry_Natives(t *testing.T) {
+	reg := registry.New(nil)
+	defer reg.Close()
+	native := &catalog.Integration{Manifest: &manifest.Manifest{Name: "jots", Title: "Jots", Version: "1.0.0",
+		Auth: manifest.Auth{Mode: manifest.ModeNone}, Tools: []manifest.Tool{{Slug: "jots_list_jots"}}},
+		Builtin: true, Caller: mcptest.NewFuncs(nil)}
+	v := catalog.FromRegistry(reg, native).Current()
+	if in, ok := v.Integration("jots"); !ok || in != native {
+		t.Fatalf("Integration(jots) = %v, %v: want the native one", in, ok)
+	}
+	if _, ok := v.Tool("jots_list_jots"); !ok {
+		t.Error("the native tool is missing")
+	}
+}

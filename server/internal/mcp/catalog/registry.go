@@ -6,11 +6,13 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/registry"
 )
 
-// Registry adapts a *registry.Registry to Source. Each registry snapshot is
-// converted to a View once; the newest conversion is cached.
+// Registry adapts a *registry.Registry to Source, adding the integrations
+// built into the server (jots, browser). Each registry snapshot is converted
+// to a View once; the newest conversion is cached.
 type Registry struct {
-	reg    *registry.Registry
-	cached atomic.Pointer[converted]
+	reg     *registry.Registry
+	natives []*Integration
+	cached  atomic.Pointer[converted]
 }
 
 type converted struct {
@@ -20,8 +22,12 @@ type converted struct {
 
 var _ Source = (*Registry)(nil)
 
-// FromRegistry returns a Source over reg.
-func FromRegistry(reg *registry.Registry) *Registry { return &Registry{reg: reg} }
+// FromRegistry returns a Source over reg and the server's native
+// integrations. Manifest validation reserves the natives' names, so no
+// plugin can collide with them.
+func FromRegistry(reg *registry.Registry, natives ...*Integration) *Registry {
+	return &Registry{reg: reg, natives: natives}
+}
 
 // Current implements Source.
 func (r *Registry) Current() *View { return r.viewOf(r.reg.Current()) }
@@ -37,7 +43,8 @@ func (r *Registry) viewOf(snap *registry.Snapshot) *View {
 		return c.view
 	}
 	ins := snap.Integrations()
-	list := make([]*Integration, 0, len(ins))
+	list := make([]*Integration, 0, len(ins)+len(r.natives))
+	list = append(list, r.natives...)
 	for _, in := range ins {
 		list = append(list, &Integration{Manifest: in.Manifest(), Builtin: in.Builtin, Caller: in.Plugin})
 	}
@@ -55,3 +62,4 @@ func (r *Registry) viewOf(snap *registry.Snapshot) *View {
 	}
 	return v
 }
+

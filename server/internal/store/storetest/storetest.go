@@ -34,6 +34,8 @@ func Run(t *testing.T, b Backend) {
 		{"ResealConnections", testReseal},
 		{"Pending", testPending},
 		{"PendingExpiry", testPendingExpiry},
+		{"Curl", testCurl},
+		{"Jots", testJots},
 		{"Isolation", testIsolation},
 		{"Durability", testDurability},
 		{"ConcurrentWriters", testConcurrentWriters},

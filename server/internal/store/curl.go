@@ -1,0 +1,5 @@
+package store
+
+// CurlStore holds curl-session tokens and the proxy's audit log.
+type CurlStore interface {
+}

@@ -1,0 +1,5 @@
+package storetest
+
+import "testing"
+
+func testCurl(t *testing.T, h *harness) {}

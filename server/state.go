@@ -119,15 +119,15 @@ func (s *Server) openState(ctx context.Context) (*state, error) {
 	}
 	p.Mount(s.app)
 	as.Mount(s.app)
-	state := &state{store: st, keys: keys, connections: conns, connect: svc, portal: p, oauth: as}
-	if err := s.openProxy(ctx, state); err != nil {
+	opened := &state{store: st, keys: keys, connections: conns, connect: svc, portal: p, oauth: as}
+	if err := s.openProxy(ctx, opened); err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	if err := s.openJots(ctx, state); err != nil {
+	if err := s.openJots(ctx, opened); err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
 	s.logger.Info("store open", "store", backend.Describe(s.cfg.DatabaseURL, s.cfg.DataDir))
-	return state, nil
+	return opened, nil
 }
 
 // ensureAdmin creates the first admin on a store without users and prints

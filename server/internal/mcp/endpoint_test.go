@@ -92,7 +92,7 @@ func demoIntegrations(e *env) []*catalog.Integration {
 	}
 }
 
-func start(t *testing.T, opts mcp.Options) *env {
+func start(t testing.TB, opts mcp.Options) *env {
 	t.Helper()
 	e := &env{canceled: make(chan error, 8), blocked: make(chan struct{}, 8)}
 	e.source = mcptest.NewSource(demoIntegrations(e)...)
@@ -150,7 +150,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connect opens a Go SDK client session at the given protocol version.
-func connect(t *testing.T, url, token, version string, opts *sdk.ClientOptions) *sdk.ClientSession {
+func connect(t testing.TB, url, token, version string, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "workbench-test", Version: "1"}, opts)
 	transport := &sdk.StreamableClientTransport{

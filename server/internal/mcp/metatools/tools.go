@@ -17,8 +17,10 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/mcp/search"
 )
 
-// DefaultConcurrency is how many executions of one execute_tools call run at once.
-const DefaultConcurrency = 16
+// DefaultConcurrency is how many executions of one execute_tools call run at
+// once: all of them. Executions mostly wait on upstream APIs; the CPU they
+// use is bounded by the runtime's per-tool call slots, not here.
+const DefaultConcurrency = MaxExecutions
 
 // Options configure Tools. Every zero value has a documented default.
 type Options struct {

@@ -78,3 +78,21 @@ func Up(ctx context.Context, db *sql.DB, d Dialect) (int64, error) {
 	}
 	return v, nil
 }
+
+// Latest returns the version the dialect's last migration brings a
+// database to: the number its file name starts with.
+func Latest(d Dialect) (int64, error) {
+	fsys, err := FS(d)
+	if err != nil {
+		return 0, err
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil || len(names) == 0 {
+		return 0, fmt.Errorf("migrations: no %s migrations", d)
+	}
+	var v int64
+	if _, err := fmt.Sscanf(names[len(names)-1], "%05d_", &v); err != nil {
+		return 0, fmt.Errorf("migrations: %s: %w", names[len(names)-1], err)
+	}
+	return v, nil
+}

@@ -81,7 +81,14 @@ func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]b
 	}
 	switch {
 	case errors.Is(err, ErrUnsupported):
-		return nil, toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: the client did not declare the capability", kind))
+		te := toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: the client did not declare the capability", kind))
+		// The MCP capability the call needs, for the client's error (SEP-2575).
+		capability := "sampling"
+		if kind == "elicit" {
+			capability = "elicitation"
+		}
+		te.Details = json.RawMessage(`{"requiredCapabilities":{"` + capability + `":{}}}`)
+		return nil, te
 	case ctx.Err() != nil:
 		return nil, toolError(CodeCanceled, kind+" ended with the call")
 	case err != nil:

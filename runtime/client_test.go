@@ -78,6 +78,9 @@ func TestPlugin_Call_talkBack(t *testing.T) {
 			if te == nil || te.Code != tt.code || !strings.Contains(te.Message, tt.msg) {
 				t.Fatalf("got %+v, want %s containing %q", te, tt.code, tt.msg)
 			}
+			if tt.msg == "did not declare" && !strings.Contains(string(te.Details), `"requiredCapabilities"`) {
+				t.Fatalf("details %s do not name the required capability", te.Details)
+			}
 		})
 	}
 }

@@ -66,6 +66,7 @@ func (h *Host) loadExtism(ctx context.Context, wasm []byte) (*Plugin, error) {
 		}
 		p.tools[t.Slug] = e
 	}
+	p.indexContent(m)
 	if p.extism, err = h.compileExtism(ctx, wasm, p.limits); err != nil {
 		return nil, err
 	}
@@ -79,6 +80,13 @@ func (h *Host) loadExtism(ctx context.Context, wasm []byte) (*Plugin, error) {
 			probe.close(ctx)
 			p.extism.Close(ctx)
 			return nil, fmt.Errorf("tools: %s: the module has no export %q", t.Slug, t.ExportName())
+		}
+	}
+	for export, field := range m.ContentExports() {
+		if !probe.ext.FunctionExists(export) {
+			probe.close(ctx)
+			p.extism.Close(ctx)
+			return nil, fmt.Errorf("%s: the module has no export %q", field, export)
 		}
 	}
 	probe.close(ctx)

@@ -146,8 +146,8 @@ func checkModule(compiled wazero.CompiledModule) []string {
 	return problems
 }
 
-// checkToolExports verifies that every tool of the manifest has an export of
-// type (i32, i32) -> i32.
+// checkToolExports verifies that every tool, resource and prompt export of
+// the manifest exists with type (i32, i32) -> i32.
 func checkToolExports(compiled wazero.CompiledModule, m *manifest.Manifest) error {
 	exports := compiled.ExportedFunctions()
 	want := []api.ValueType{i32, i32}
@@ -159,6 +159,16 @@ func checkToolExports(compiled wazero.CompiledModule, m *manifest.Manifest) erro
 			return &manifest.FieldError{Field: fmt.Sprintf("tools[%d].export", i), Msg: fmt.Sprintf("the module has no export %q for tool %s", t.ExportName(), t.Slug)}
 		case !slices.Equal(d.ParamTypes(), want) || !slices.Equal(d.ResultTypes(), []api.ValueType{i32}):
 			return &manifest.FieldError{Field: fmt.Sprintf("tools[%d].export", i), Msg: fmt.Sprintf("export %q has type %s, a tool needs (i32, i32) -> i32", t.ExportName(), signature(d.ParamTypes(), d.ResultTypes()))}
+		}
+	}
+	for _, export := range slices.Sorted(maps.Keys(m.ContentExports())) {
+		field := m.ContentExports()[export]
+		d, ok := exports[export]
+		switch {
+		case !ok:
+			return &manifest.FieldError{Field: field, Msg: fmt.Sprintf("the module has no export %q", export)}
+		case !slices.Equal(d.ParamTypes(), want) || !slices.Equal(d.ResultTypes(), []api.ValueType{i32}):
+			return &manifest.FieldError{Field: field, Msg: fmt.Sprintf("export %q has type %s, it needs (i32, i32) -> i32", export, signature(d.ParamTypes(), d.ResultTypes()))}
 		}
 	}
 	return nil

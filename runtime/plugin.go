@@ -32,6 +32,7 @@ type Plugin struct {
 	limits   Limits
 	sem      chan struct{}
 	tools    map[string]*toolEntry
+	content  map[string]*toolEntry // resource and prompt exports by name
 	pool     *pool
 	egress   *egressRules
 	counters *callCounters
@@ -51,7 +52,12 @@ type toolEntry struct {
 
 // Call is one tool invocation.
 type Call struct {
-	Tool   string
+	// Tool is the slug of the tool to run.
+	Tool string
+	// Export, when set, runs this resource or prompt export of the manifest
+	// (resources[].export, resourceTemplates[].export, prompts[].export)
+	// instead of a tool, under the plugin-wide limits; Tool is then ignored.
+	Export string
 	UserID string
 	Input  []byte
 	// Progress receives the plugin's progress reports; nil drops them.
@@ -92,6 +98,7 @@ func (h *Host) Load(ctx context.Context, wasm []byte) (*Plugin, error) {
 		}
 		p.tools[t.Slug] = e
 	}
+	p.indexContent(m)
 	if p.egress, err = newEgressRules(m, h.cfg.Settings); err != nil {
 		p.rt.Close(ctx)
 		return nil, err
@@ -221,8 +228,14 @@ func (p *Plugin) ToolLimits(slug string) (Limits, bool) {
 func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
 	start := time.Now()
 	t := p.tools[c.Tool]
+	if c.Export != "" {
+		t = p.content[c.Export]
+	}
 	if t == nil {
 		err := toolError(CodeUnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
+		if c.Export != "" {
+			err = toolError(CodeUnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
+		}
 		p.counters.observe(time.Since(start), err.Code)
 		return nil, err
 	}
@@ -270,6 +283,15 @@ func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessag
 		return nil, p.callError(ctx, rerr, t)
 	}
 	return out, nil
+}
+
+// indexContent makes every resource and prompt export callable through
+// Call.Export, under the plugin-wide limits and counters.
+func (p *Plugin) indexContent(m *manifest.Manifest) {
+	p.content = map[string]*toolEntry{}
+	for export := range m.ContentExports() {
+		p.content[export] = &toolEntry{Tool: &manifest.Tool{Slug: export, Export: export}, limits: p.limits, counters: newCallCounters()}
+	}
 }
 
 // enter registers a call unless the plugin is closed.

@@ -198,3 +198,52 @@ func (a *Admin) RotateKeys(ctx context.Context) (KeyRotation, error) {
 	}
 	return out, err
 }
+
+// ProxyCall is one audited call through the curl-session proxy.
+type ProxyCall struct {
+	ID          int64
+	At          time.Time
+	UserEmail   string
+	Integration string
+	Method      string
+	Path        string // query parameter names only, never values
+	Status      int
+	BytesIn     int64
+	BytesOut    int64
+	Duration    time.Duration
+	Error       string // the proxy's own error code, if it failed
+}
+
+// ProxyCalls lists the audited proxy calls of the default tenant, newest
+// first: of the user with email when it is not empty, of integration when
+// it is not empty, at most limit (0 means 100, at most 1000), older than
+// the call with ID before when before is not 0.
+func (a *Admin) ProxyCalls(ctx context.Context, email, integration string, limit int, before int64) ([]ProxyCall, error) {
+	f := store.ProxyCallFilter{TenantID: store.DefaultTenant, Integration: integration, Limit: limit, BeforeID: before}
+	emails := map[string]string{}
+	if email != "" {
+		u, err := a.user(ctx, email)
+		if err != nil {
+			return nil, err
+		}
+		f.UserID, emails[u.ID] = u.ID, u.Email
+	}
+	rows, err := a.store.ProxyCalls(ctx, f)
+	if err != nil {
+		return nil, adminError(err, ErrNoUser)
+	}
+	out := make([]ProxyCall, len(rows))
+	for i, r := range rows {
+		e, ok := emails[r.UserID]
+		if !ok {
+			u, err := a.store.User(ctx, r.UserID)
+			if err != nil {
+				return nil, fmt.Errorf("user %s of proxy call %d: %w", r.UserID, r.ID, err)
+			}
+			e, emails[r.UserID] = u.Email, u.Email
+		}
+		out[i] = ProxyCall{ID: r.ID, At: r.At, UserEmail: e, Integration: r.Integration, Method: r.Method, Path: r.Path,
+			Status: r.Status, BytesIn: r.BytesIn, BytesOut: r.BytesOut, Duration: r.Duration, Error: r.Error}
+	}
+	return out, nil
+}

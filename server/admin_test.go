@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/connections"
 	"github.com/workbench-dev/workbench/server/internal/pgtest"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
+	"github.com/workbench-dev/workbench/server/internal/store"
+	"github.com/workbench-dev/workbench/server/internal/store/storetest"
 )
 
 func TestAdmin_users(t *testing.T) {
@@ -24,7 +28,7 @@ func TestAdmin_users(t *testing.T) {
 			if backend == "postgres" {
 				cfg.DatabaseURL = pgtest.URL(t)
 			}
-			if v, err := Migrate(ctx, cfg); err != nil || v != 3 {
+			if v, err := Migrate(ctx, cfg); err != nil || v != storetest.SchemaVersion(t) {
 				t.Fatalf("Migrate = %d, %v", v, err)
 			}
 			a, err := OpenAdmin(ctx, cfg)
@@ -157,4 +161,73 @@ func TestAdmin_RotateKeys(t *testing.T) {
 			t.Fatalf("a key file was generated although ENCRYPTION_KEY is set: %v", err)
 		}
 	})
+}
+
+func TestAdmin_ProxyCalls(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			cfg := Config{DataDir: t.TempDir()}
+			if backend == "postgres" {
+				cfg.DatabaseURL = pgtest.URL(t)
+			}
+			a, err := OpenAdmin(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			alice, _, err := a.AddUser(ctx, "alice@example.com", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bob, _, err := a.AddUser(ctx, "bob@example.com", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now()
+			var rows []store.ProxyCall
+			for i, u := range []UserInfo{alice, bob, alice} {
+				rows = append(rows, store.ProxyCall{UserID: u.ID, SessionID: "cs_1", Integration: []string{"github", "slack", "github"}[i],
+					Method: "GET", Path: fmt.Sprintf("/repos/%d?page", i), Status: 200 + i, BytesOut: int64(i), Duration: time.Millisecond, At: at})
+			}
+			if err := a.store.RecordProxyCalls(ctx, rows); err != nil {
+				t.Fatal(err)
+			}
+			tests := []struct {
+				name, email, integration string
+				limit                    int
+				want                     []string // emails, newest first
+			}{
+				{"all", "", "", 0, []string{"alice@example.com", "bob@example.com", "alice@example.com"}},
+				{"alice", "Alice@example.com", "", 0, []string{"alice@example.com", "alice@example.com"}},
+				{"slack", "", "slack", 0, []string{"bob@example.com"}},
+				{"one", "", "", 1, []string{"alice@example.com"}},
+			}
+			for _, tt := range tests {
+				got, err := a.ProxyCalls(ctx, tt.email, tt.integration, tt.limit, 0)
+				if err != nil || len(got) != len(tt.want) {
+					t.Fatalf("%s: %+v, %v", tt.name, got, err)
+				}
+				for i, c := range got {
+					if c.UserEmail != tt.want[i] || c.Method != "GET" || c.Duration != time.Millisecond {
+						t.Errorf("%s[%d] = %+v, want user %s", tt.name, i, c, tt.want[i])
+					}
+				}
+			}
+			all, _ := a.ProxyCalls(ctx, "", "", 0, 0)
+			if all[0].Path != "/repos/2?page" || all[0].Status != 202 {
+				t.Errorf("newest = %+v", all[0])
+			}
+			older, err := a.ProxyCalls(ctx, "", "", 0, all[0].ID)
+			if err != nil || len(older) != 2 || older[0].ID != all[1].ID {
+				t.Errorf("page before %d = %+v, %v", all[0].ID, older, err)
+			}
+			if _, err := a.ProxyCalls(ctx, "nobody@example.com", "", 0, 0); !errors.Is(err, ErrNoUser) {
+				t.Errorf("unknown email: %v", err)
+			}
+			if _, err := a.ProxyCalls(ctx, "", "", 5000, 0); !errors.Is(err, ErrInvalid) {
+				t.Errorf("page of 5000: %v", err)
+			}
+		})
+	}
 }

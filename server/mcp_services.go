@@ -28,7 +28,7 @@ func (a storeTokens) Authenticate(ctx context.Context, bearer string) (mcp.Princ
 	if st == nil {
 		return mcp.Principal{}, fmt.Errorf("the store is not open yet: %w", mcp.ErrUnauthenticated)
 	}
-	userID := ""
+	userID, scopes := "", oauthserver.RequiredScopes() // an API token may do everything
 	tok, err := accounts.Authenticate(ctx, st.store, bearer)
 	switch {
 	case errors.Is(err, accounts.ErrUnauthenticated):
@@ -40,7 +40,7 @@ func (a storeTokens) Authenticate(ctx context.Context, bearer string) (mcp.Princ
 		if oerr != nil {
 			return mcp.Principal{}, oerr
 		}
-		userID = at.UserID
+		userID, scopes = at.UserID, oauthserver.ScopesOf(at)
 	case err != nil:
 		return mcp.Principal{}, err
 	default:
@@ -50,7 +50,7 @@ func (a storeTokens) Authenticate(ctx context.Context, bearer string) (mcp.Princ
 	if err != nil {
 		return mcp.Principal{}, fmt.Errorf("token of user %s: %w", userID, err)
 	}
-	return mcp.Principal{UserID: u.ID, TenantID: u.TenantID, Email: u.Email}, nil
+	return mcp.Principal{UserID: u.ID, TenantID: u.TenantID, Email: u.Email, Scopes: scopes}, nil
 }
 
 // storeConnections backs connect, wait_for_connection and the connected

@@ -21,6 +21,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	mcpcatalog "github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/fiberbridge"
+	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/registry"
 )
 
@@ -85,7 +86,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		IdleTimeout:           idleTimeout,
 		// No WriteTimeout: /mcp streams responses for as long as a call runs;
 		// each call has its own deadline.
+		StreamRequestBody: true, // the proxy streams uploads; boundedBodies keeps the limit elsewhere
 	})
+	s.app.Use(boundedBodies(fiber.DefaultBodyLimit)) // server/proxy.go
 	httpapi.Register(s.app, httpapi.Deps{Health: s})
 
 	// /mcp: the MCP endpoint (server/internal/mcp).
@@ -113,6 +116,9 @@ func (s *Server) newMCPEndpoint(logger *slog.Logger) (*mcp.Endpoint, error) {
 		PublicURL:     s.cfg.PublicURL,
 		Surface:       mcp.Surface(s.cfg.ToolSurface),
 		Logger:        logger,
+		// Every token needs the OAuth server's "mcp" scope; API tokens
+		// carry it (mcp_services.go).
+		RequiredScopes: oauthserver.RequiredScopes(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcp endpoint: %w", err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/connections"
 	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/portal"
+	"github.com/workbench-dev/workbench/server/internal/proxy"
 	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -30,6 +30,8 @@ type state struct {
 	connect     *connect.Service
 	portal      *portal.Portal
 	oauth       *oauthserver.Server
+	proxy       *proxy.Service // curl sessions and /c/ (proxy.go)
+	jots        *jotsService   // jots at /j/ (jots.go)
 
 	// sweepers are further periodic clean-ups the services register; each
 	// runs until its context ends.
@@ -105,12 +107,8 @@ func (s *Server) openState(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	cookie := "wb_session" // the portal's session cookie, __Host- prefixed over https
-	if strings.HasPrefix(s.cfg.PublicURL, "https://") {
-		cookie = "__Host-" + cookie
-	}
-	as, err := oauthserver.New(oauthserver.Options{Store: st, PublicURL: s.cfg.PublicURL, SessionCookie: cookie,
-		Logger: s.logger.With("component", "oauth")})
+	as, err := oauthserver.New(oauthserver.Options{Store: st, PublicURL: s.cfg.PublicURL, SessionCookie: p.SessionCookieName(),
+		AllowLoopbackDocuments: s.cfg.EgressAllowPrivate, Logger: s.logger.With("component", "oauth")})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

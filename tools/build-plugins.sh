@@ -6,7 +6,8 @@
 # another language, add a build_<lang> function and a branch in plugin_language.
 # Folders under plugins-wasm/ without a build file are not plugins (test fakes
 # such as plugins-wasm/githubtest live in the root module) and are passed
-# over; a folder named as an argument must be a plugin. Any failing build
+# over, and so are test-only plugins (a TEST-ONLY file: the conformance
+# fixtures); a folder named as an argument must be a plugin. Any failing build
 # fails the script.
 set -euo pipefail
 
@@ -109,7 +110,9 @@ if (($# > 0)); then
 else
 	dirs=()
 	for dir in plugins-wasm/*/; do
-		if [[ -n $(plugin_language "$dir") ]]; then
+		# A folder with a TEST-ONLY file holds test fixtures that the server
+		# must not load as built-ins; the tests build it themselves.
+		if [[ -n $(plugin_language "$dir") && ! -f $dir/TEST-ONLY ]]; then
 			dirs+=("$dir")
 		fi
 	done

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/migrations"
 	"github.com/workbench-dev/workbench/server/servertest"
 )
 
@@ -50,6 +52,10 @@ func TestStoreCommands(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			env := b.env(t)
 			env["SERVER_PUBLIC_URL"] = "https://wb.example.com"
+			version, err := migrations.Latest(migrations.SQLite)
+			if err != nil {
+				t.Fatal(err)
+			}
 			steps := []struct {
 				name       string
 				args       []string
@@ -58,8 +64,8 @@ func TestStoreCommands(t *testing.T) {
 				wantLast   *regexp.Regexp
 				wantStderr string
 			}{
-				{"migrate", []string{"migrate"}, 0, "schema version 3 (", nil, ""},
-				{"migrate again", []string{"migrate"}, 0, "schema version 3", nil, ""},
+				{"migrate", []string{"migrate"}, 0, fmt.Sprintf("schema version %d (", version), nil, ""},
+				{"migrate again", []string{"migrate"}, 0, fmt.Sprintf("schema version %d (", version), nil, ""},
 				{"add admin", []string{"user", "add", "--email", "alice@example.com", "--admin"}, 0, "created admin alice@example.com (usr_", apiToken, ""},
 				{"add user", []string{"user", "add", "--email", "bob@example.com"}, 0, "created user bob@example.com", apiToken, ""},
 				{"duplicate email", []string{"user", "add", "--email", "ALICE@example.com"}, 1, "", nil, "already exists"},

@@ -28,6 +28,36 @@ func importProgress(done, total float64, ptr unsafe.Pointer, size uint32)
 //go:wasmimport workbench_v1 http_request
 func importHTTPRequest(reqPtr unsafe.Pointer, reqLen uint32, bodyPtr unsafe.Pointer, bodyLen uint32) int64
 
+//go:wasmimport workbench_v1 elicit
+func importElicit(ptr unsafe.Pointer, size uint32) int32
+
+//go:wasmimport workbench_v1 sample
+func importSample(ptr unsafe.Pointer, size uint32) int32
+
+// hostTalkBack runs elicit ("elicit") or sample: the pending result on
+// success, the error JSON on failure.
+func hostTalkBack(kind string, req []byte) (result, failure []byte) {
+	var n int32
+	if kind == "elicit" {
+		n = importElicit(bytesPtr(req), uint32(len(req)))
+	} else {
+		n = importSample(bytesPtr(req), uint32(len(req)))
+	}
+	runtime.KeepAlive(req)
+	if n < 0 {
+		b, ok := readResult(uint32(-int64(n)))
+		if !ok {
+			return nil, []byte(`{"code":"TOOL_ERROR","message":"could not read the host's error for ` + kind + `"}`)
+		}
+		return nil, b
+	}
+	b, ok := readResult(uint32(n))
+	if !ok {
+		return nil, []byte(`{"code":"TOOL_ERROR","message":"could not read the host's result for ` + kind + `"}`)
+	}
+	return b, nil
+}
+
 // bufferKey is the linear-memory address of buf's first byte: what wb_alloc
 // returns and what the host passes back to the tool.
 func bufferKey(buf []byte) uint32 {

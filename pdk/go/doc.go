@@ -62,8 +62,15 @@
 //
 // Handlers reach the outside world only through [HTTPClient] (the host adds
 // the user's credential; a plugin never sees it), read settings with [Config]
-// and [BaseURL], and report through [LogInfo] and its siblings and
-// [Progress].
+// and [BaseURL], report through [LogInfo] and its siblings and [Progress],
+// and ask the user or the client's model through [Elicit] and [Sample].
+//
+// # Content, resources and prompts
+//
+// A handler that returns [Content] sends MCP content blocks ([Text],
+// [Image], [Audio], [EmbeddedText], ...) instead of JSON. A plugin declares
+// resources, resource templates and prompts in [Plugin] and serves them from
+// exports that call [ReadResource] and [GetPrompt].
 //
 // In a native (non-wasip1) build, used by `go test`, the host imports are
 // served by a [TestHost] instead of the Workbench runtime.

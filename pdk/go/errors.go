@@ -18,6 +18,9 @@ const (
 	CodeRateLimited      = "RATE_LIMITED"
 	CodeUpstreamError    = "UPSTREAM_ERROR"
 	CodeInvalidManifest  = "INVALID_MANIFEST"
+	// CodeUnsupported is what Elicit and Sample report when the client did
+	// not declare the capability (or the call has no client).
+	CodeUnsupported = "UNSUPPORTED"
 )
 
 // Error is a structured tool error: what a tool export reports with status 1,

@@ -41,6 +41,11 @@ type Plugin struct {
 	Settings []Setting
 	// Limits are resource requests; zero fields take the host default.
 	Limits Limits
+	// Resources, ResourceTemplates and Prompts are served besides the
+	// tools, through exports that call [ReadResource] and [GetPrompt].
+	Resources         []Resource
+	ResourceTemplates []ResourceTemplate
+	Prompts           []Prompt
 }
 
 // Auth is the manifest's auth block. Build it with [OAuth2], [APIKey],
@@ -186,6 +191,10 @@ type manifestJSON struct {
 	Settings    []Setting      `json:"settings,omitempty"`
 	Limits      Limits         `json:"limits,omitzero"`
 	Tools       []toolManifest `json:"tools"`
+
+	Resources         []Resource         `json:"resources,omitempty"`
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates,omitempty"`
+	Prompts           []Prompt           `json:"prompts,omitempty"`
 }
 
 type proxyJSON struct {
@@ -248,6 +257,7 @@ func ManifestJSON() ([]byte, error) {
 		Description: p.Description, Logo: p.Logo, Categories: p.Categories,
 		BaseURL: p.BaseURL, Hosts: p.Hosts, Auth: p.Auth, Settings: p.Settings,
 		Limits: p.Limits, Tools: make([]toolManifest, 0, len(tools)),
+		Resources: p.Resources, ResourceTemplates: p.ResourceTemplates, Prompts: p.Prompts,
 	}
 	if m.Auth.Mode == "" {
 		m.Auth = NoAuth()
@@ -275,12 +285,15 @@ func ManifestJSON() ([]byte, error) {
 			return nil, Errorf(CodeInvalidManifest, "tools[%d].slug %q is registered twice", i, tm.Slug)
 		case exports[tm.Export] != "":
 			return nil, Errorf(CodeInvalidManifest, "tools[%d].export %q is also the export of %s", i, tm.Export, exports[tm.Export])
-		case strings.HasPrefix(tm.Export, "wb_") || strings.HasPrefix(tm.Export, "_") || tm.Export == "manifest" || tm.Export == "memory":
+		case reservedExport(tm.Export):
 			return nil, Errorf(CodeInvalidManifest, "tools[%d].export %q is reserved", i, tm.Export)
 		}
 		slugs[tm.Slug] = true
 		exports[tm.Export] = tm.Slug
 		m.Tools = append(m.Tools, tm)
+	}
+	if err := checkContentExports(p, exports); err != nil {
+		return nil, Errorf(CodeInvalidManifest, "%v", err)
 	}
 	out, err := json.Marshal(m)
 	if err != nil {

@@ -27,6 +27,12 @@ type TestHost struct {
 	// NOT_CONNECTED, ...); any other error reports UPSTREAM_UNREACHABLE.
 	// A nil HTTP refuses every request with EGRESS_DENIED.
 	HTTP func(req *Request) (*Response, error)
+	// Elicit and Sample answer the elicit and sample imports with the
+	// result JSON; an *Error is reported to the plugin with its code, and a
+	// nil handler answers UNSUPPORTED, as the host does for a client
+	// without the capability.
+	Elicit func(req json.RawMessage) (json.RawMessage, error)
+	Sample func(req json.RawMessage) (json.RawMessage, error)
 
 	mu       sync.Mutex
 	logs     []LogRecord
@@ -67,6 +73,25 @@ func (h *TestHost) Call(t *ToolDef, input []byte) (status uint32, output []byte)
 			inputs.mu.Unlock()
 		}
 		return t.Run(ptr, uint32(len(input)))
+	})
+}
+
+// CallExport runs a resource or prompt export body (a function calling
+// [ReadResource] or [GetPrompt]) with input the way the host does, and
+// returns the status and the output.
+func (h *TestHost) CallExport(export func(ptr, size uint32) uint32, input []byte) (status uint32, output []byte) {
+	return h.run(func() uint32 {
+		var ptr uint32
+		if len(input) > 0 {
+			ptr = wbAlloc(uint32(len(input)))
+			if ptr == 0 {
+				return statusError
+			}
+			inputs.mu.Lock()
+			copy(inputs.find(ptr), input)
+			inputs.mu.Unlock()
+		}
+		return export(ptr, uint32(len(input)))
 	})
 }
 
@@ -197,4 +222,23 @@ func hostHTTPRequest(reqJSON, body []byte) (head, respBody, failure []byte) {
 		return nil, nil, fail("INVALID_REQUEST", err.Error())
 	}
 	return head, resp.Body, nil
+}
+
+func hostTalkBack(kind string, req []byte) (result, failure []byte) {
+	h := activeHost.Load()
+	var handler func(json.RawMessage) (json.RawMessage, error)
+	if h != nil {
+		handler = h.Elicit
+		if kind == "sample" {
+			handler = h.Sample
+		}
+	}
+	if handler == nil {
+		return nil, encodeError(Errorf(CodeUnsupported, "the client does not support %s", kind))
+	}
+	res, err := handler(json.RawMessage(req))
+	if err != nil {
+		return nil, encodeError(toolError(err))
+	}
+	return res, nil
 }

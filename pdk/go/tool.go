@@ -32,6 +32,8 @@ type ToolDef struct {
 	limits      ToolLimits
 	inType      reflect.Type
 	outType     reflect.Type
+	// inputSchema, when set, is advertised instead of the schema of inType.
+	inputSchema json.RawMessage
 	// call decodes the input into the handler's type, runs the handler and
 	// appends the result's JSON to buf.
 	call func(ctx Context, input, buf []byte) ([]byte, error)
@@ -106,6 +108,15 @@ func ResponseBytes(n int) ToolOption { return func(t *ToolDef) { t.limits.Respon
 
 // Concurrency requests a concurrent-call limit for this tool.
 func Concurrency(n int) ToolOption { return func(t *ToolDef) { t.limits.Concurrency = n } }
+
+// InputSchema advertises schema (a JSON Schema object with "type":
+// "object") as the tool's inputSchema instead of the one generated from the
+// handler's input type, for keywords Go types cannot express ($defs, $ref,
+// a $schema dialect). Input is still decoded and checked against the Go
+// type, so keep the two in agreement.
+func InputSchema(schema string) ToolOption {
+	return func(t *ToolDef) { t.inputSchema = json.RawMessage(schema) }
+}
 
 // Export names the tool's wasm export when it differs from the slug.
 func Export(name string) ToolOption { return func(t *ToolDef) { t.export = name } }
@@ -347,6 +358,18 @@ func (t *ToolDef) manifestEntry() (toolManifest, error) {
 	var err error
 	if tm.InputSchema, err = s.input.marshal(); err != nil {
 		return tm, fmt.Errorf("inputSchema: %w", err)
+	}
+	if t.inputSchema != nil {
+		var probe struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(t.inputSchema, &probe); err != nil || probe.Type != "object" {
+			return tm, fmt.Errorf("inputSchema: the schema given to InputSchema must be a JSON object with \"type\": \"object\"")
+		}
+		tm.InputSchema = t.inputSchema
+	}
+	if t.outType == contentType {
+		return tm, nil // a content result has no output schema
 	}
 	// The output schema is only needed here, so it is not kept.
 	out, _, err := schemaFor(t.outType)

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"fmt"
 )
 
 // Manifest is what a plugin's `manifest` export returns: one integration and its tools.
@@ -20,6 +21,93 @@ type Manifest struct {
 	Settings    []Setting `json:"settings,omitempty"`
 	Limits      *Limits   `json:"limits,omitempty"`
 	Tools       []Tool    `json:"tools"`
+	// Resources, ResourceTemplates and Prompts are what the plugin serves
+	// besides tools; each is read or rendered through an export.
+	Resources         []Resource         `json:"resources,omitempty"`
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates,omitempty"`
+	Prompts           []Prompt           `json:"prompts,omitempty"`
+}
+
+// Default exports of resources and prompts.
+const (
+	DefaultResourceExport = "read_resource"
+	DefaultPromptExport   = "get_prompt"
+)
+
+// Resource is a fixed resource the plugin serves.
+type Resource struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	Export      string `json:"export,omitempty"`
+}
+
+// ExportName is the wasm export that reads the resource.
+func (r *Resource) ExportName() string { return orDefault(r.Export, DefaultResourceExport) }
+
+// ResourceTemplate is a family of resources named by an RFC 6570 template
+// of simple {var} expressions.
+type ResourceTemplate struct {
+	URITemplate string              `json:"uriTemplate"`
+	Name        string              `json:"name"`
+	Title       string              `json:"title,omitempty"`
+	Description string              `json:"description,omitempty"`
+	MIMEType    string              `json:"mimeType,omitempty"`
+	Export      string              `json:"export,omitempty"`
+	Completions map[string][]string `json:"completions,omitempty"`
+}
+
+// ExportName is the wasm export that reads the template's resources.
+func (r *ResourceTemplate) ExportName() string { return orDefault(r.Export, DefaultResourceExport) }
+
+// Prompt is a prompt template the plugin renders.
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Export      string           `json:"export,omitempty"`
+}
+
+// ExportName is the wasm export that renders the prompt.
+func (p *Prompt) ExportName() string { return orDefault(p.Export, DefaultPromptExport) }
+
+// PromptArgument is one argument of a prompt.
+type PromptArgument struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Required    bool     `json:"required,omitempty"`
+	Completions []string `json:"completions,omitempty"`
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// ContentExports returns the distinct exports of the manifest's resources,
+// templates and prompts, each with the field path of its first use.
+func (m *Manifest) ContentExports() map[string]string {
+	out := map[string]string{}
+	add := func(export, field string) {
+		if _, ok := out[export]; !ok {
+			out[export] = field
+		}
+	}
+	for i := range m.Resources {
+		add(m.Resources[i].ExportName(), fmt.Sprintf("resources[%d].export", i))
+	}
+	for i := range m.ResourceTemplates {
+		add(m.ResourceTemplates[i].ExportName(), fmt.Sprintf("resourceTemplates[%d].export", i))
+	}
+	for i := range m.Prompts {
+		add(m.Prompts[i].ExportName(), fmt.Sprintf("prompts[%d].export", i))
+	}
+	return out
 }
 
 // Proxy declares where the authenticated proxy forwards curl-session requests.

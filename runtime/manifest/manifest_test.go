@@ -21,7 +21,10 @@ const valid = `{
   "limits": {"timeoutMs": 5000, "memoryPages": 128},
   "tools": [{"slug": "atlassian_jira_search", "description": "Search with JQL",
              "inputSchema": {"type": "object", "properties": {"jql": {"type": "string"}}, "required": ["jql"]},
-             "annotations": {"readOnly": true}, "limits": {"timeoutMs": 9000}}]
+             "annotations": {"readOnly": true}, "limits": {"timeoutMs": 9000}}],
+  "resources": [{"uri": "jira://fields", "name": "fields", "mimeType": "application/json"}],
+  "resourceTemplates": [{"uriTemplate": "jira://issue/{key}", "name": "issue", "completions": {"key": ["PROJ-1"]}}],
+  "prompts": [{"name": "atlassian_jira_triage", "arguments": [{"name": "project", "required": true, "completions": ["PROJ"]}], "export": "render_prompt"}]
 }`
 
 func TestParse_valid(t *testing.T) {
@@ -37,6 +40,12 @@ func TestParse_valid(t *testing.T) {
 	}
 	if m.Tool("atlassian_jira_search") == nil || m.Tool("nope") != nil {
 		t.Fatal("Tool lookup")
+	}
+	if m.Resources[0].ExportName() != DefaultResourceExport || m.ResourceTemplates[0].ExportName() != DefaultResourceExport || m.Prompts[0].ExportName() != "render_prompt" {
+		t.Fatalf("content exports %q %q %q", m.Resources[0].ExportName(), m.ResourceTemplates[0].ExportName(), m.Prompts[0].ExportName())
+	}
+	if got := m.ContentExports(); len(got) != 2 || got["read_resource"] != "resources[0].export" || got["render_prompt"] != "prompts[0].export" {
+		t.Fatalf("ContentExports = %v", got)
 	}
 }
 
@@ -94,6 +103,35 @@ func TestParse_invalid(t *testing.T) {
 			second["slug"], second["export"] = "atlassian_jira_other", "atlassian_jira_search"
 			m["tools"] = append(m["tools"].([]any), second)
 		}, "tools[1].export", "already the export"},
+		{"resource uri relative", func(m map[string]any) { resource(m)["uri"] = "fields" }, "resources[0].uri", "absolute URI"},
+		{"resource uri reserved", func(m map[string]any) { resource(m)["uri"] = "workbench://tool/x" }, "resources[0].uri", "reserved"},
+		{"resource twice", func(m map[string]any) {
+			m["resources"] = append(m["resources"].([]any), clone(resource(m)))
+		}, "resources[1].uri", "twice"},
+		{"resource name", func(m map[string]any) { resource(m)["name"] = "" }, "resources[0].name", "required"},
+		{"resource mime", func(m map[string]any) { resource(m)["mimeType"] = "json" }, "resources[0].mimeType", "type/subtype"},
+		{"resource export tool", func(m map[string]any) { resource(m)["export"] = "atlassian_jira_search" }, "resources[0].export", "export of tool"},
+		{"resource export reserved", func(m map[string]any) { resource(m)["export"] = "_initialize" }, "resources[0].export", "reserved"},
+		{"template no var", func(m map[string]any) { template(m)["uriTemplate"] = "jira://issues" }, "resourceTemplates[0].uriTemplate", "no {variable}"},
+		{"template operator", func(m map[string]any) { template(m)["uriTemplate"] = "jira://issue/{+key}" }, "resourceTemplates[0].uriTemplate", "simple variable"},
+		{"template braces", func(m map[string]any) { template(m)["uriTemplate"] = "jira://issue/{key" }, "resourceTemplates[0].uriTemplate", "unbalanced"},
+		{"template completion var", func(m map[string]any) {
+			template(m)["completions"] = map[string]any{"id": []string{"1"}}
+		}, "resourceTemplates[0].completions", "not a variable"},
+		{"prompt chars", func(m map[string]any) { prompt(m)["name"] = "Triage" }, "prompts[0].name", "must match"},
+		{"prompt other prefix", func(m map[string]any) { prompt(m)["name"] = "jira_triage" }, "prompts[0].name", `start with "atlassian_jira_"`},
+		{"prompt twice", func(m map[string]any) {
+			m["prompts"] = append(m["prompts"].([]any), clone(prompt(m)))
+		}, "prompts[1].name", "twice"},
+		{"prompt argument name", func(m map[string]any) {
+			prompt(m)["arguments"] = []any{map[string]any{"name": "a b"}}
+		}, "prompts[0].arguments[0].name", "must match"},
+		{"prompt argument twice", func(m map[string]any) {
+			prompt(m)["arguments"] = []any{map[string]any{"name": "a"}, map[string]any{"name": "a"}}
+		}, "prompts[0].arguments[1].name", "twice"},
+		{"prompt completions", func(m map[string]any) {
+			prompt(m)["arguments"] = []any{map[string]any{"name": "a", "completions": make([]string, MaxCompletions+1)}}
+		}, "prompts[0].arguments[0].completions", "over the limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,3 +185,8 @@ func clone(m map[string]any) map[string]any {
 	json.Unmarshal(b, &out)
 	return out
 }
+func resource(m map[string]any) map[string]any { return m["resources"].([]any)[0].(map[string]any) }
+func template(m map[string]any) map[string]any {
+	return m["resourceTemplates"].([]any)[0].(map[string]any)
+}
+func prompt(m map[string]any) map[string]any { return m["prompts"].([]any)[0].(map[string]any) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -39,6 +40,11 @@ const (
 	MaxLogo            = 64 << 10
 	MaxCategories      = 8
 	MaxManifestBytes   = 4 << 20
+	MaxResources       = 500
+	MaxTemplates       = 100
+	MaxPrompts         = 500
+	MaxURI             = 2048
+	MaxCompletions     = 100
 )
 
 var (
@@ -48,6 +54,9 @@ var (
 	wordRe      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 	fieldNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
 	templateRe  = regexp.MustCompile(`\{([^{}]*)\}`)
+	mimeRe      = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]*/[a-zA-Z0-9][a-zA-Z0-9!#$&^_.+-]*$`)
+	varRe       = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+	argNameRe   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	hostRe      = regexp.MustCompile(`^(\*\.)?([a-z0-9{}_-]+\.)*[a-z0-9{}_-]+(:[0-9]{1,5})?$`)
 )
 
@@ -123,6 +132,8 @@ func (v *validator) manifest(m *Manifest) {
 	v.settings(m.Settings)
 	v.limits("limits", m.Limits, true)
 	v.tools(m)
+	v.resources(m)
+	v.prompts(m)
 }
 
 func (v *validator) text(field, s string, required bool, max int) {
@@ -354,7 +365,7 @@ func (v *validator) tools(m *Manifest) {
 		}
 		export := t.ExportName()
 		switch {
-		case strings.HasPrefix(export, "wb_") || strings.HasPrefix(export, "_") || export == "manifest" || export == "memory":
+		case reservedExport(export):
 			v.fail(field+".export", "%q is a reserved export name", export)
 		case exports[export] != "":
 			v.fail(field+".export", "%q is already the export of %s", export, exports[export])
@@ -382,5 +393,166 @@ func (v *validator) schema(field string, raw json.RawMessage, required bool) {
 	}
 	if _, err := s.Resolve(nil); err != nil {
 		v.fail(field, "is not a valid JSON Schema: %v", err)
+	}
+}
+
+// reservedExport reports whether an export name is the ABI's own.
+func reservedExport(name string) bool {
+	return strings.HasPrefix(name, "wb_") || strings.HasPrefix(name, "_") || name == "manifest" || name == "memory"
+}
+
+// contentExport checks a resource or prompt export: not reserved, not a tool's.
+func (v *validator) contentExport(field, export string, m *Manifest) {
+	if reservedExport(export) {
+		v.fail(field, "%q is a reserved export name", export)
+		return
+	}
+	for i := range m.Tools {
+		if m.Tools[i].ExportName() == export {
+			v.fail(field, "%q is already the export of tool %s", export, m.Tools[i].Slug)
+			return
+		}
+	}
+}
+
+// label checks a resource name: 1-128 printable characters.
+func (v *validator) label(field, s string) {
+	switch {
+	case strings.TrimSpace(s) == "":
+		v.fail(field, "is required")
+	case len(s) > 128:
+		v.fail(field, "%d characters is over the limit of 128", len(s))
+	case strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		v.fail(field, "%q contains control characters", s)
+	}
+}
+
+func (v *validator) mimeType(field, s string) {
+	if s != "" && !mimeRe.MatchString(s) {
+		v.fail(field, "%q is not a media type type/subtype", s)
+	}
+}
+
+// resourceURI checks an absolute URI (or a template's literal skeleton).
+func (v *validator) resourceURI(field, s string) {
+	u, err := url.Parse(s)
+	switch {
+	case len(s) > MaxURI:
+		v.fail(field, "%d characters is over the limit of %d", len(s), MaxURI)
+	case err != nil:
+		v.fail(field, "%q is not a URI: %v", s, err)
+	case u.Scheme == "":
+		v.fail(field, "%q must be an absolute URI with a scheme", s)
+	case strings.EqualFold(u.Scheme, "workbench"):
+		v.fail(field, "%q: the workbench scheme is reserved for the server's own resources", s)
+	}
+}
+
+func (v *validator) completions(field string, values []string) {
+	if len(values) > MaxCompletions {
+		v.fail(field, "%d values is over the limit of %d", len(values), MaxCompletions)
+	}
+}
+
+func (v *validator) resources(m *Manifest) {
+	if len(m.Resources) > MaxResources {
+		v.fail("resources", "%d resources is over the limit of %d", len(m.Resources), MaxResources)
+	}
+	uris := map[string]bool{}
+	for i, r := range m.Resources {
+		field := fmt.Sprintf("resources[%d]", i)
+		v.resourceURI(field+".uri", r.URI)
+		if uris[r.URI] {
+			v.fail(field+".uri", "%q is declared twice", r.URI)
+		}
+		uris[r.URI] = true
+		v.label(field+".name", r.Name)
+		v.text(field+".title", r.Title, false, MaxTitle)
+		v.text(field+".description", r.Description, false, MaxToolDescription)
+		v.mimeType(field+".mimeType", r.MIMEType)
+		v.contentExport(field+".export", r.ExportName(), m)
+	}
+	if len(m.ResourceTemplates) > MaxTemplates {
+		v.fail("resourceTemplates", "%d templates is over the limit of %d", len(m.ResourceTemplates), MaxTemplates)
+	}
+	templates := map[string]bool{}
+	for i, t := range m.ResourceTemplates {
+		field := fmt.Sprintf("resourceTemplates[%d]", i)
+		vars := v.uriTemplate(field+".uriTemplate", t.URITemplate)
+		if templates[t.URITemplate] {
+			v.fail(field+".uriTemplate", "%q is declared twice", t.URITemplate)
+		}
+		templates[t.URITemplate] = true
+		v.label(field+".name", t.Name)
+		v.text(field+".title", t.Title, false, MaxTitle)
+		v.text(field+".description", t.Description, false, MaxToolDescription)
+		v.mimeType(field+".mimeType", t.MIMEType)
+		v.contentExport(field+".export", t.ExportName(), m)
+		for _, name := range slices.Sorted(maps.Keys(t.Completions)) {
+			values := t.Completions[name]
+			if !slices.Contains(vars, name) {
+				v.fail(field+".completions", "%q is not a variable of the template", name)
+			}
+			v.completions(field+".completions."+name, values)
+		}
+	}
+}
+
+// uriTemplate checks a template of simple {var} expressions and returns its variables.
+func (v *validator) uriTemplate(field, s string) []string {
+	if strings.Count(s, "{") != strings.Count(s, "}") {
+		v.fail(field, "%q has unbalanced braces", s)
+		return nil
+	}
+	var vars []string
+	for _, m := range templateRe.FindAllStringSubmatch(s, -1) {
+		switch {
+		case !varRe.MatchString(m[1]):
+			v.fail(field, "%q: {%s} must be a simple variable (letters, digits, _)", s, m[1])
+		case slices.Contains(vars, m[1]):
+			v.fail(field, "%q: {%s} appears twice", s, m[1])
+		}
+		vars = append(vars, m[1])
+	}
+	if len(vars) == 0 {
+		v.fail(field, "%q has no {variable}; declare it under resources", s)
+	}
+	v.resourceURI(field, templateRe.ReplaceAllString(s, "x"))
+	return vars
+}
+
+func (v *validator) prompts(m *Manifest) {
+	if len(m.Prompts) > MaxPrompts {
+		v.fail("prompts", "%d prompts is over the limit of %d", len(m.Prompts), MaxPrompts)
+	}
+	prefix := strings.ReplaceAll(m.Name, "-", "_") + "_"
+	names := map[string]bool{}
+	for i, p := range m.Prompts {
+		field := fmt.Sprintf("prompts[%d]", i)
+		switch {
+		case !slugRe.MatchString(p.Name):
+			v.fail(field+".name", "%q must match %s", p.Name, slugRe)
+		case !strings.HasPrefix(p.Name, prefix):
+			v.fail(field+".name", "%q must start with %q", p.Name, prefix)
+		case names[p.Name]:
+			v.fail(field+".name", "%q is declared twice", p.Name)
+		}
+		names[p.Name] = true
+		v.text(field+".title", p.Title, false, MaxTitle)
+		v.text(field+".description", p.Description, false, MaxToolDescription)
+		v.contentExport(field+".export", p.ExportName(), m)
+		args := map[string]bool{}
+		for j, a := range p.Arguments {
+			af := fmt.Sprintf("%s.arguments[%d]", field, j)
+			switch {
+			case !argNameRe.MatchString(a.Name):
+				v.fail(af+".name", "%q must match %s", a.Name, argNameRe)
+			case args[a.Name]:
+				v.fail(af+".name", "%q is declared twice", a.Name)
+			}
+			args[a.Name] = true
+			v.text(af+".description", a.Description, false, MaxDescription)
+			v.completions(af+".completions", a.Completions)
+		}
 	}
 }

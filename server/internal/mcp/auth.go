@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -48,11 +49,47 @@ func requireBearer(next http.Handler, a Authenticator, metadataURL string, scope
 		}
 		return &auth.TokenInfo{UserID: p.UserID, Scopes: p.Scopes, Extra: map[string]any{principalKey: p}}, nil
 	}
-	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
+	// The SDK's middleware answers failures itself; what it lets through
+	// is served on the original writer (found in the context), so that
+	// only failures pass through challengeWriter and streaming keeps the
+	// writer's Flusher.
+	check := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL:    metadataURL,
 		Scopes:                 scopes,
 		AllowMissingExpiration: true,
-	})(next)
+	})(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(r.Context().Value(writerKey{}).(http.ResponseWriter), r)
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &challengeWriter{ResponseWriter: w, hasToken: strings.HasPrefix(strings.ToLower(r.Header.Get("Authorization")), "bearer ")}
+		check.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), writerKey{}, w)))
+	})
+}
+
+// writerKey carries a request's original http.ResponseWriter past the
+// bearer check.
+type writerKey struct{}
+
+// challengeWriter adds the RFC 6750 error code to the bearer challenge of a
+// refused request: invalid_token on a 401 for a token that did not
+// authenticate (not for a request without one), insufficient_scope on a
+// 403.
+type challengeWriter struct {
+	http.ResponseWriter
+	hasToken bool
+}
+
+func (c *challengeWriter) WriteHeader(code int) {
+	h := c.Header()
+	if ch := h.Get("WWW-Authenticate"); strings.HasPrefix(ch, "Bearer ") {
+		switch {
+		case code == http.StatusForbidden:
+			h.Set("WWW-Authenticate", `Bearer error="insufficient_scope", `+strings.TrimPrefix(ch, "Bearer "))
+		case code == http.StatusUnauthorized && c.hasToken:
+			h.Set("WWW-Authenticate", `Bearer error="invalid_token", `+strings.TrimPrefix(ch, "Bearer "))
+		}
+	}
+	c.ResponseWriter.WriteHeader(code)
 }
 
 // principalOf returns the principal attached to a request by requireBearer.

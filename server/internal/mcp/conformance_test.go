@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -81,12 +82,13 @@ func (s scenarioResult) reason() string {
 }
 
 // runConformance runs one conformance suite and returns the results by
-// scenario. Setting CONFORMANCE_OUT keeps the suite's result files there.
+// scenario. Setting CONFORMANCE_OUT keeps the suite's result files in a
+// folder per suite there.
 func runConformance(t *testing.T, node, pkg string, args ...string) map[string]scenarioResult {
 	t.Helper()
-	out := os.Getenv("CONFORMANCE_OUT")
-	if out == "" {
-		out = t.TempDir()
+	out := t.TempDir()
+	if keep := os.Getenv("CONFORMANCE_OUT"); keep != "" {
+		out = filepath.Join(keep, filepath.Base(pkg))
 	}
 	entry := filepath.Join("node_modules", pkg, "dist", "index.js")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
@@ -155,76 +157,125 @@ func logResults(t *testing.T, suite string, results map[string]scenarioResult) {
 	t.Logf("%s: %d failed:\n%s", suite, len(fail), strings.Join(fail, "\n"))
 }
 
-// needsFixtures lists the scenarios that exercise the fixture tools,
-// resources and prompts of the conformance plugin (issue 4, item 7: not
-// loaded here) or features Workbench does not offer (completion, resource
-// subscriptions, the tasks extension). Their failures are expected and
-// logged; a failure of any other scenario fails the test.
-var needsFixtures = []string{
-	"tools-call-", "prompts-get-", "resources-read-", "resources-templates-read", "resources-subscribe", "resources-unsubscribe",
-	"completion-complete", "elicitation-", "input-required-result-", "json-schema-2020-12", "tasks-", "http-custom-header-server-validation",
+// knownGaps are the scenarios that cannot pass, with the reason measured:
+// a scenario named here (or starting with a prefix ending in '-') is
+// logged, any other failure fails the test, and so does a known gap that
+// starts to pass (so the list only shrinks).
+var knownGaps = map[string]string{
+	// The tasks extension (SEP-2663) is not part of the 2026-07-28
+	// requirements and Workbench does not implement it: its scenarios call
+	// tools of their own ("greet", "slow_compute", "failing_job") and need
+	// capabilities.extensions.
+	"tasks-": "tasks extension not implemented",
+	// Input-required results (SEP-2322): a tool returns inputRequests and is
+	// called again with inputResponses and a requestState. ABI v1 tools ask
+	// the client synchronously (elicit, sample) inside one call, which the
+	// stateless era cannot carry; the scenarios' fixture tools need an ABI
+	// for multi-round results first. The four scenarios that need no
+	// fixture tool pass and are required below.
+	"input-required-result-basic-elicitation":       "needs an ABI for input-required results",
+	"input-required-result-basic-sampling":          "needs an ABI for input-required results",
+	"input-required-result-basic-list-roots":        "needs an ABI for input-required results",
+	"input-required-result-request-state":           "needs an ABI for input-required results",
+	"input-required-result-multiple-input-requests": "needs an ABI for input-required results",
+	"input-required-result-multi-round":             "needs an ABI for input-required results",
+	"input-required-result-non-tool-request":        "needs an ABI for input-required results",
+	"input-required-result-result-type":             "needs an ABI for input-required results",
+	"input-required-result-tampered-state":          "needs an ABI for input-required results",
+	"input-required-result-capability-check":        "needs an ABI for input-required results",
 }
 
-func expectedGap(scenario string) bool {
-	return slices.ContainsFunc(needsFixtures, func(p string) bool { return strings.HasPrefix(scenario, p) })
+// knownGap returns the reason a scenario is expected to fail, or "", and
+// whether the scenario is named exactly (a scenario matched by a prefix may
+// pass: tasks-status-notifications passes when no task ever runs).
+func knownGap(scenario string) (why string, exact bool) {
+	if why, ok := knownGaps[scenario]; ok {
+		return why, true
+	}
+	for prefix, why := range knownGaps {
+		if strings.HasSuffix(prefix, "-") && strings.HasPrefix(scenario, prefix) {
+			return why, false
+		}
+	}
+	return "", false
 }
 
 // TestConformance runs the official MCP conformance suites
 // (@modelcontextprotocol/conformance 0.1.16, the active suite for
 // 2025-11-25, and 0.2.0-alpha.12, the 2026-07-28 requirements) against the
-// real server in direct mode with the fixture plugin, behind a loopback
-// proxy that adds the bearer token. The scenarios about the transport,
-// lifecycle, discovery, listing, caching, headers, errors and DNS rebinding
-// must pass; server-stateless must pass every check that does not need a
-// conformance fixture tool; the scenarios in needsFixtures are logged.
+// real server in direct mode with the conformance fixture plugins of
+// plugins-wasm/conformance, behind a loopback proxy that adds the bearer
+// token. Every scenario must pass with every check green, except the
+// knownGaps; each suite must run at least the scenarios it ran when this
+// was written, so a scenario that silently stops running is noticed.
 func TestConformance(t *testing.T) {
 	node := nodeBinary(t)
-	rs := startRealServer(t, server.SurfaceDirect)
+	builtin := t.TempDir()
+	buildConformancePlugins(t, builtin)
+	rs := serveBuiltin(t, server.SurfaceDirect, true, io.Discard, builtin, len(conformancePlugins))
 	base := bearerProxy(t, "http://"+rs.addr, aliceToken)
 	suites := []struct {
-		name     string
-		pkg      string
-		args     []string
-		mustPass []string
+		name    string
+		pkg     string
+		args    []string
+		minRuns int // scenarios the suite runs
+		minPass int // scenarios that pass
 	}{
 		{"0.1.16 active", filepath.Join("@modelcontextprotocol", "conformance"),
-			[]string{"--url", base + "/mcp", "--spec-version", "2025-11-25"},
-			[]string{"server-initialize", "ping", "logging-set-level", "tools-list", "resources-list", "prompts-list",
-				"server-sse-multiple-streams", "dns-rebinding-protection"}},
+			[]string{"--url", base + "/mcp", "--spec-version", "2025-11-25"}, 30, 30},
 		{"0.2.0 2026-07-28", "conformance-next",
-			[]string{"--url", base + "/mcp", "--requirements", "2026-07-28", "--timeout", "10000"},
-			[]string{"tools-list", "resources-list", "prompts-list", "caching", "http-header-validation", "sep-2164-resource-not-found",
-				"server-sse-multiple-streams", "dns-rebinding-protection", "input-required-result-ignore-extra-params",
-				"input-required-result-missing-input-response", "input-required-result-unsupported-methods", "input-required-result-validate-input"}},
+			[]string{"--url", base + "/mcp", "--requirements", "2026-07-28", "--timeout", "10000"}, 50, 31},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {
 			results := runConformance(t, node, s.pkg, s.args...)
 			logResults(t, s.name, results)
-			for _, name := range s.mustPass {
-				r, ok := results[name]
+			passed := 0
+			for name, r := range results {
+				why, exact := knownGap(name)
 				switch {
-				case !ok:
-					t.Errorf("scenario %s did not run", name)
-				case !r.passed():
+				case r.passed() && exact:
+					t.Errorf("scenario %s passes now: remove it from knownGaps (%s)", name, why)
+				case r.passed():
+					passed++
+				case why == "":
 					t.Errorf("scenario %s failed: %s", name, r.reason())
 				}
 			}
-			for name, r := range results {
-				if r.passed() || expectedGap(name) || slices.Contains(s.mustPass, name) {
-					continue
-				}
-				if name == "server-stateless" {
-					for _, c := range r.checks {
-						if c.Status == "FAILURE" && !strings.HasPrefix(c.ErrorMessage, "Not testable") {
-							t.Errorf("server-stateless check %s failed: %s", c.ID, c.ErrorMessage)
-						}
-					}
-					continue
-				}
-				t.Errorf("scenario %s failed: %s", name, r.reason())
+			if len(results) < s.minRuns || passed < s.minPass {
+				t.Errorf("%d scenarios ran and %d passed; want at least %d and %d", len(results), passed, s.minRuns, s.minPass)
 			}
 		})
+	}
+}
+
+// conformancePlugins are the test-only plugins of plugins-wasm/conformance:
+// the integration each provides and its package in that module.
+var conformancePlugins = []struct{ integration, pkg string }{
+	{"test", "."},
+	{"json", "./jsonschema"},
+}
+
+// buildConformancePlugins builds the conformance fixture plugins into dir
+// in the layout of built-in plugins (<name>/<name>.wasm). They are never
+// built into plugins-wasm/, so the server does not load them by default.
+func buildConformancePlugins(t *testing.T, dir string) {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("..", "..", "..", "plugins-wasm", "conformance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range conformancePlugins {
+		out := filepath.Join(dir, p.integration, p.integration+".wasm")
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", out, p.pkg)
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		b, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("building the %s conformance plugin: %v\n%s", p.integration, err, b)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -98,6 +99,11 @@ type Endpoint struct {
 	direct  map[string]bool // plugin tools registered
 	listed  map[string]bool // resource URIs registered
 	reserve map[string]bool // tool names plugin tools may not take
+
+	pluginURIs      map[string]bool // plugin resource URIs registered
+	pluginTemplates map[string]bool // plugin resource templates registered
+	pluginPrompts   map[string]bool // plugin prompts registered
+	content         atomic.Pointer[pluginContent]
 }
 
 // New builds the endpoint and registers the tools of the current catalog.
@@ -156,18 +162,28 @@ func New(opts Options) (*Endpoint, error) {
 		direct:   map[string]bool{},
 		listed:   map[string]bool{},
 		reserve:  map[string]bool{},
+
+		pluginURIs:      map[string]bool{},
+		pluginTemplates: map[string]bool{},
+		pluginPrompts:   map[string]bool{},
 	}
 	e.server = sdk.NewServer(&sdk.Implementation{Name: "workbench", Title: "Workbench", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions(opts.Surface),
 		Logger:       logger,
 		PageSize:     opts.PageSize,
-		// Prompts: the SDK answers prompts/list (empty) whatever is
-		// declared, so the capability says so.
+		// Completion answers from the completions plugins declare; every
+		// resource served can be subscribed to (updates follow reloads).
+		CompletionHandler:  e.complete,
+		SubscribeHandler:   e.subscribe,
+		UnsubscribeHandler: e.unsubscribe,
+		// Prompts come from plugins; the SDK answers prompts/list (empty
+		// without them) whatever is declared.
 		Capabilities: &sdk.ServerCapabilities{
-			Logging:   &sdk.LoggingCapabilities{},
-			Tools:     &sdk.ToolCapabilities{ListChanged: true},
-			Resources: &sdk.ResourceCapabilities{ListChanged: true},
-			Prompts:   &sdk.PromptCapabilities{},
+			Logging:     &sdk.LoggingCapabilities{},
+			Tools:       &sdk.ToolCapabilities{ListChanged: true},
+			Resources:   &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &sdk.PromptCapabilities{ListChanged: true},
+			Completions: &sdk.CompletionCapabilities{},
 		},
 	})
 	e.registerMetaTools()

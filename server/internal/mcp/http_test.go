@@ -63,14 +63,15 @@ func TestEndpoint_Authentication(t *testing.T) {
 		broken     error
 		wantStatus int
 		wantChall  bool
+		wantError  string // the RFC 6750 error code in the challenge
 	}{
-		{"no token", nil, nil, 401, true},
-		{"not bearer", auth("Basic YTpi"), nil, 401, true},
-		{"unknown token", auth("Bearer nope"), nil, 401, true},
-		{"missing scope", auth("Bearer tok-noscope"), nil, 403, true},
-		{"principal without user", auth("Bearer tok-nouser"), nil, 500, false},
-		{"store down", auth("Bearer " + aliceToken), errors.New("pq: password authentication failed for hunter2"), 500, false},
-		{"valid", auth("Bearer " + aliceToken), nil, 200, false},
+		{"no token", nil, nil, 401, true, ""},
+		{"not bearer", auth("Basic YTpi"), nil, 401, true, ""},
+		{"unknown token", auth("Bearer nope"), nil, 401, true, "invalid_token"},
+		{"missing scope", auth("Bearer tok-noscope"), nil, 403, true, "insufficient_scope"},
+		{"principal without user", auth("Bearer tok-nouser"), nil, 500, false, ""},
+		{"store down", auth("Bearer " + aliceToken), errors.New("pq: password authentication failed for hunter2"), 500, false, ""},
+		{"valid", auth("Bearer " + aliceToken), nil, 200, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +83,9 @@ func TestEndpoint_Authentication(t *testing.T) {
 			}
 			chall := resp.Header.Get("WWW-Authenticate")
 			want := `Bearer resource_metadata="https://wb.example.com/.well-known/oauth-protected-resource", scope="mcp"`
+			if tt.wantError != "" {
+				want = `Bearer error="` + tt.wantError + `", ` + strings.TrimPrefix(want, "Bearer ")
+			}
 			if tt.wantChall && chall != want {
 				t.Errorf("WWW-Authenticate = %q, want %q", chall, want)
 			}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,6 +248,119 @@ func TestInterop_TypeScriptClient(t *testing.T) {
 		!slices.Equal(report.SchemaRequired, []string{"owner", "repo"}) || report.RepoFullName != "octocat/hello-world" ||
 		report.OtherError.Code != "NOT_CONNECTED" || report.OtherError.Fix != "connect('github')" || report.Unauthorized != 401 {
 		t.Errorf("TypeScript client report = %+v", report)
+	}
+}
+
+// inspectorDir holds @modelcontextprotocol/inspector-cli's command line
+// entry point, index.js. The CLI must run from there: it probes for its own
+// package.json relative to the working directory.
+const inspectorDir = conformanceDir + "/node_modules/@modelcontextprotocol/inspector-cli/build"
+
+// inspect runs the MCP Inspector's CLI mode against url with token as the
+// bearer token and returns what it printed; a non-zero exit is an error
+// carrying its stderr.
+func inspect(t *testing.T, node, url, token string, args ...string) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	argv := append([]string{"index.js", url, "--transport", "http", "--header", "Authorization: Bearer " + token}, args...)
+	cmd := exec.CommandContext(ctx, node, argv...)
+	cmd.Dir = inspectorDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	return stdout.Bytes(), nil
+}
+
+// inspectTool calls one tool through the Inspector CLI and decodes the
+// JSON text content of its result into out. A result with isError (an
+// execute_tools call whose every execution failed) is decoded too: the
+// caller checks the errors it carries.
+func inspectTool(t *testing.T, node, url, token, tool string, out any, args ...string) {
+	t.Helper()
+	argv := []string{"--method", "tools/call", "--tool-name", tool}
+	for _, a := range args {
+		argv = append(argv, "--tool-arg", a)
+	}
+	raw, err := inspect(t, node, url, token, argv...)
+	if err != nil {
+		t.Fatalf("inspector tools/call %s: %v", tool, err)
+	}
+	var res struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) == 0 || res.Content[0].Type != "text" {
+		t.Fatalf("inspector tools/call %s printed %s (%v)", tool, raw, err)
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].Text), out); err != nil {
+		t.Fatalf("%s text content %q: %v", tool, res.Content[0].Text, err)
+	}
+}
+
+// TestInterop_InspectorCLI drives the endpoint with the MCP Inspector's CLI
+// (npm @modelcontextprotocol/inspector-cli, streamable HTTP with an
+// Authorization header): a bad token is refused, a good one lists the nine
+// tools, searches, fetches a schema and runs a GitHub tool against the fake
+// GitHub; a user without a connection gets NOT_CONNECTED with the fix.
+func TestInterop_InspectorCLI(t *testing.T) {
+	node := nodeBinary(t)
+	st := githubStack(t)
+
+	if out, err := inspect(t, node, st.url, "not-a-token", "--method", "tools/list"); err == nil || !strings.Contains(err.Error(), "the bearer token is not valid") {
+		t.Errorf("a bad token: err %v, printed %s; want the endpoint's 401", err, out)
+	}
+
+	raw, err := inspect(t, node, st.url, aliceToken, "--method", "tools/list")
+	if err != nil {
+		t.Fatalf("inspector tools/list: %v", err)
+	}
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatalf("tools/list printed %s: %v", raw, err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, metaNames) {
+		t.Errorf("tools/list = %v", names)
+	}
+
+	var found metatools.SearchOutput
+	inspectTool(t, node, st.url, aliceToken, "search_tools", &found, "query=list pull requests", "integration=github")
+	if len(found.Hits) == 0 || found.Hits[0].Slug != "github_list_pulls" || !found.Hits[0].Connected {
+		t.Errorf("search = %+v", found.Hits)
+	}
+	var schema metatools.ToolSchema
+	inspectTool(t, node, st.url, aliceToken, "get_tool_schema", &schema, "tool=github_get_repo")
+	if schema.Integration != "github" || !schema.Annotations.ReadOnly || len(schema.InputSchema) == 0 {
+		t.Errorf("schema = %+v", schema)
+	}
+	executions := `executions=[{"tool":"github_get_repo","arguments":{"owner":"octocat","repo":"hello-world"}}]`
+	var out metatools.ExecuteOutput
+	inspectTool(t, node, st.url, aliceToken, "execute_tools", &out, executions)
+	var repo struct {
+		FullName string `json:"full_name"`
+		Stars    int    `json:"stars"`
+	}
+	if len(out.Results) != 1 || !out.Results[0].OK || json.Unmarshal(out.Results[0].Result, &repo) != nil ||
+		repo.FullName != "octocat/hello-world" || repo.Stars != 80 {
+		t.Errorf("github_get_repo = %+v (%s)", out.Results, out.Results[0].Result)
+	}
+
+	inspectTool(t, node, st.url, bobToken, "execute_tools", &out, executions) // every execution failed: isError
+	if e := out.Results[0].Error; e == nil || e.Code != "NOT_CONNECTED" || e.Fix != "connect('github')" {
+		t.Errorf("bob = %+v", out.Results[0])
 	}
 }
 

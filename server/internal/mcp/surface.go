@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
@@ -32,6 +33,7 @@ func (e *Endpoint) Refresh() {
 		e.syncTools(v)
 	}
 	e.syncResources(v)
+	e.syncContent(v)
 	e.tools.Warm()
 }
 
@@ -86,8 +88,10 @@ func directTool(tool catalog.Tool) (*sdk.Tool, error) {
 	return t, nil
 }
 
-// directHandler runs a plugin tool called by its slug. A result is sent as
-// JSON text and, when it is an object, as structuredContent; a tool that
+// directHandler runs a plugin tool called by its slug. A content result
+// (docs/abi.md) is sent as its content blocks and structured content;
+// any other result as JSON text and, when it is an object, as
+// structuredContent. A tool that
 // declares an output schema must return an object that satisfies it, or
 // the call fails with TOOL_ERROR/BAD_OUTPUT rather than hand the client a
 // result its schema check would reject.
@@ -109,11 +113,35 @@ func (e *Endpoint) directHandler(tool catalog.Tool) sdk.ToolHandler {
 		ctx, cancel := e.scoped(ctx)
 		defer cancel()
 		out, terr := e.tools.Call(ctx, p, slug, req.Params.Arguments, peerOf(ctx, req))
-		if terr == nil && len(tool.Spec.OutputSchema) > 0 {
-			terr = checkOutput(out, output)
+		if terr != nil {
+			if missing := missingCapability(terr); missing != nil {
+				return nil, missing
+			}
+			return errorResult(terr), nil
 		}
+		content, isContent, terr := parseContentResult(out)
 		if terr != nil {
 			return errorResult(terr), nil
+		}
+		if isContent {
+			if len(tool.Spec.OutputSchema) > 0 {
+				if terr := checkOutput(content.structured, output); terr != nil {
+					return errorResult(terr), nil
+				}
+			}
+			res := &sdk.CallToolResult{Content: content.blocks}
+			if res.Content == nil {
+				res.Content = []sdk.Content{}
+			}
+			if content.structured != nil {
+				res.StructuredContent = content.structured
+			}
+			return res, nil
+		}
+		if len(tool.Spec.OutputSchema) > 0 {
+			if terr := checkOutput(out, output); terr != nil {
+				return errorResult(terr), nil
+			}
 		}
 		res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(out)}}}
 		if isObject(out) {
@@ -136,6 +164,25 @@ func checkOutput(out json.RawMessage, schema *argcheck.Schema) *metatools.Error 
 			Message: "the tool returned a result that does not match its output schema"}
 	}
 	return nil
+}
+
+// missingCapability turns a tool that failed because the client lacks a
+// capability (elicit or sample answered UNSUPPORTED with the capability in
+// its details) into MCP's missing-client-capability error (-32021, SEP-2575),
+// which tells the client what to declare. It is nil for every other error.
+func missingCapability(e *metatools.Error) error {
+	if e.Reason != "UNSUPPORTED" || len(e.Details) == 0 {
+		return nil
+	}
+	var data sdk.MissingRequiredClientCapabilityData
+	if err := json.Unmarshal(e.Details, &data); err != nil || data.RequiredCapabilities == nil {
+		return nil
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil
+	}
+	return &jsonrpc.Error{Code: sdk.CodeMissingRequiredClientCapabilities, Message: e.Message, Data: b}
 }
 
 func errorResult(e *metatools.Error) *sdk.CallToolResult {

@@ -22,7 +22,11 @@ const consentPage = `<!doctype html>
 <link rel="stylesheet" href="/static/portal.css"></head>
 <body><main>
 <h1>Allow {{.Client}} to use Workbench?</h1>
-<p><strong>{{.Client}}</strong> asks to act as <strong>{{.Email}}</strong> on <code>{{.Resource}}</code>: it can list and call the tools of your connected integrations.</p>
+<p><strong>{{.Client}}</strong> asks to act as <strong>{{.Email}}</strong> on <code>{{.Resource}}</code>.</p>
+{{if .ClientURL}}<p>The client describes itself at <code>{{.ClientURL}}</code>; its name is its own claim.</p>
+{{end}}<p>It asks for:</p>
+<ul>{{range .Scopes}}<li><code>{{.Name}}</code>: {{.Meaning}}</li>
+{{end}}</ul>
 <p>It will be sent back to <code>{{.RedirectURI}}</code>.</p>
 <form method="post" action="/oauth/authorize">
 <input type="hidden" name="csrf" value="{{.CSRF}}">
@@ -38,13 +42,14 @@ type authRequest struct {
 	redirectURI string
 	challenge   string
 	resource    string
+	scope       string // the scope to grant, normalized
 	state       string
 }
 
 // params returns the request as the consent form's hidden fields.
 func (a authRequest) params() map[string]string {
 	return map[string]string{"response_type": "code", "client_id": a.client.ID, "redirect_uri": a.redirectURI,
-		"code_challenge": a.challenge, "code_challenge_method": "S256", "resource": a.resource, "state": a.state}
+		"code_challenge": a.challenge, "code_challenge_method": "S256", "resource": a.resource, "scope": a.scope, "state": a.state}
 }
 
 // errorRedirect is an authorization error the client hears about through
@@ -58,10 +63,7 @@ func (e *errorRedirect) Error() string { return e.code + ": " + e.description }
 // an *errorRedirect.
 func (s *Server) parseAuthRequest(ctx context.Context, get func(string) string) (authRequest, error) {
 	var a authRequest
-	cl, err := s.store.OAuthClient(ctx, get("client_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return a, fmt.Errorf("%w: unknown client_id", errBadRequest)
-	}
+	cl, err := s.client(ctx, get("client_id"))
 	if err != nil {
 		return a, err
 	}
@@ -82,7 +84,42 @@ func (s *Server) parseAuthRequest(ctx context.Context, get func(string) string) 
 	if a.resource != s.resource {
 		return a, &errorRedirect{"invalid_target", "resource must be " + s.resource}
 	}
+	if a.scope, err = grantScope(get("scope")); err != nil {
+		return a, &errorRedirect{"invalid_scope", err.Error()}
+	}
 	return a, nil
+}
+
+// client returns the client a client_id names: a registered one, or one
+// described by a client ID metadata document, which is fetched (or taken
+// from the cache) and stored so that the codes and tokens issued to it can
+// refer to it. Unknown clients and unusable documents are errBadRequest.
+func (s *Server) client(ctx context.Context, id string) (store.OAuthClient, error) {
+	if !isDocumentClientID(id) {
+		cl, err := s.store.OAuthClient(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return cl, fmt.Errorf("%w: unknown client_id", errBadRequest)
+		}
+		return cl, err
+	}
+	cl, fresh, err := s.docs.resolve(ctx, id)
+	if errors.Is(err, ErrClientDocument) {
+		return cl, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
+	if err != nil || !fresh {
+		return cl, err
+	}
+	stored, err := s.store.PutOAuthClientDocument(ctx, cl)
+	if err != nil {
+		s.docs.forget(id) // a cache hit must mean a stored client
+	}
+	return stored, err
+}
+
+// scopeMeanings say what each scope allows, for the consent page.
+var scopeMeanings = map[string]string{
+	ScopeMCP:           "list, search and call the tools of your connected integrations over MCP",
+	ScopeOfflineAccess: "stay signed in: renew its access without asking you again",
 }
 
 // errBadRequest marks an authorization request that cannot be redirected.
@@ -155,8 +192,17 @@ func (s *Server) authorize(c *fiber.Ctx) error {
 		return c.Redirect("/login?"+url.Values{"next": {string(c.Request().URI().RequestURI())}}.Encode(), http.StatusSeeOther)
 	}
 	var buf bytes.Buffer
-	err = s.consent.Execute(&buf, map[string]any{"Client": a.client.Name, "Email": u.Email, "Resource": a.resource,
-		"RedirectURI": a.redirectURI, "CSRF": sess.CSRFSecret, "Params": a.params()})
+	type scope struct{ Name, Meaning string }
+	var scopes []scope
+	for _, n := range strings.Fields(a.scope) {
+		scopes = append(scopes, scope{n, scopeMeanings[n]})
+	}
+	clientURL := ""
+	if isDocumentClientID(a.client.ID) {
+		clientURL = a.client.ID
+	}
+	err = s.consent.Execute(&buf, map[string]any{"Client": a.client.Name, "ClientURL": clientURL, "Email": u.Email, "Resource": a.resource,
+		"Scopes": scopes, "RedirectURI": a.redirectURI, "CSRF": sess.CSRFSecret, "Params": a.params()})
 	if err != nil {
 		return s.internalError(c, err)
 	}
@@ -186,7 +232,8 @@ func (s *Server) approve(c *fiber.Ctx) error {
 	}
 	code, hash := newSecret()
 	_, err = s.store.CreateOAuthToken(ctx, store.NewOAuthToken{Kind: store.OAuthCode, Hash: hash, UserID: u.ID, ClientID: a.client.ID,
-		Resource: a.resource, RedirectURI: a.redirectURI, CodeChallenge: a.challenge, ExpiresAt: s.now().Add(CodeTTL)})
+		Resource: a.resource, Family: store.NewID(store.PrefixOAuthGrant), Scope: a.scope, RedirectURI: a.redirectURI,
+		CodeChallenge: a.challenge, ExpiresAt: s.now().Add(CodeTTL)})
 	if err != nil {
 		return s.internalError(c, err)
 	}

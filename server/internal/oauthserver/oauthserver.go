@@ -18,6 +18,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -48,6 +49,14 @@ type Options struct {
 	// SessionCookie names the portal's session cookie (its value's SHA-256
 	// is the session's IDHash).
 	SessionCookie string
+	// AllowLoopbackDocuments (EGRESS_ALLOW_PRIVATE, development and tests
+	// only) lets a client_id be an http URL on a loopback IP literal. Client
+	// ID metadata documents are otherwise fetched over https from public
+	// addresses only.
+	AllowLoopbackDocuments bool
+	// Resolver resolves the hosts of client ID metadata documents; nil
+	// means the system resolver.
+	Resolver egress.Resolver
 	// Now is the clock; nil means time.Now. It should be the store's clock.
 	Now func() time.Time
 	// Logger reports failures behind 500 answers; nil discards.
@@ -60,6 +69,7 @@ type Server struct {
 	issuer   string
 	resource string
 	cookie   string
+	docs     *clientDocuments
 	now      func() time.Time
 	logger   *slog.Logger
 	consent  *template.Template
@@ -80,6 +90,7 @@ func New(o Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.docs = newClientDocuments(o.AllowLoopbackDocuments, o.Resolver, s.now)
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -101,7 +112,8 @@ func (s *Server) Mount(r fiber.Router) {
 }
 
 // Authenticate returns the live access token behind bearer, which must have
-// been issued for this server's resource.
+// been issued for this server's resource. Its Scope lists what it was
+// granted (see ScopesOf).
 func (s *Server) Authenticate(ctx context.Context, bearer string) (store.OAuthToken, error) {
 	t, err := s.store.OAuthToken(ctx, store.OAuthAccess, secrets.HashToken(bearer))
 	if errors.Is(err, store.ErrNotFound) {
@@ -116,7 +128,10 @@ func (s *Server) Authenticate(ctx context.Context, bearer string) (store.OAuthTo
 	return t, nil
 }
 
-// RunSweeper prunes used and expired codes and tokens every interval until
+// ScopesOf returns the scopes of an access token as a list.
+func ScopesOf(t store.OAuthToken) []string { return strings.Fields(t.Scope) }
+
+// RunSweeper prunes expired codes and tokens every interval until
 // ctx ends. Run it in one goroutine owned by the server.
 func (s *Server) RunSweeper(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
@@ -137,20 +152,24 @@ func (s *Server) protectedResource(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{
 		"resource":                 s.resource,
 		"authorization_servers":    []string{s.issuer},
+		"scopes_supported":         RequiredScopes(),
 		"bearer_methods_supported": []string{"header"},
 	})
 }
 
 func (s *Server) authorizationServer(c *fiber.Ctx) error {
 	return c.JSON(map[string]any{
-		"issuer":                                s.issuer,
-		"authorization_endpoint":                s.issuer + "/oauth/authorize",
-		"token_endpoint":                        s.issuer + "/oauth/token",
-		"registration_endpoint":                 s.issuer + "/oauth/register",
-		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"issuer":                                         s.issuer,
+		"authorization_endpoint":                         s.issuer + "/oauth/authorize",
+		"token_endpoint":                                 s.issuer + "/oauth/token",
+		"registration_endpoint":                          s.issuer + "/oauth/register",
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"scopes_supported":                               supportedScopes,
+		"client_id_metadata_document_supported":          true,
+		"authorization_response_iss_parameter_supported": true,
 	})
 }
 

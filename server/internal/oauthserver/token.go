@@ -50,6 +50,12 @@ func (s *Server) token(c *fiber.Ctx) error {
 	// one try.
 	grant, err := s.store.ConsumeOAuthToken(ctx, kind, secrets.HashToken(secret))
 	switch {
+	case errors.Is(err, store.ErrOAuthReplay):
+		// Someone holds a copy of a code or refresh token that was already
+		// used: every token of that grant is now revoked (OAuth 2.1 reuse
+		// detection), and the client must authorize again.
+		s.logger.Warn("an OAuth credential was replayed; its grant is revoked", "kind", kind, "client_id", clientID, "err", err)
+		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" was already used; every token of its grant is revoked")
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExpired):
 		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" is unknown, expired or already used")
 	case err != nil:
@@ -67,17 +73,28 @@ func (s *Server) token(c *fiber.Ctx) error {
 			return oauthError(c, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
 		}
 	}
+	scope := grant.Scope
+	if kind == store.OAuthRefresh {
+		if scope, err = narrowScope(form("scope"), grant.Scope); err != nil {
+			return oauthError(c, http.StatusBadRequest, "invalid_scope", err.Error())
+		}
+	}
+	grant.Scope = scope
 	access, refresh, err := s.issue(ctx, grant)
+	if errors.Is(err, store.ErrConflict) { // revoked by a concurrent replay
+		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the grant was revoked")
+	}
 	if err != nil {
 		return s.internalError(c, err)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Pragma", "no-cache")
-	return c.JSON(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()), "refresh_token": refresh})
+	return c.JSON(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()),
+		"refresh_token": refresh, "scope": scope})
 }
 
 // issue stores a new access token and refresh token for grant's user,
-// client and resource and returns them.
+// client, resource, family and scope and returns them.
 func (s *Server) issue(ctx context.Context, grant store.OAuthToken) (access, refresh string, err error) {
 	now := s.now()
 	access, accessHash := newSecret()
@@ -86,7 +103,7 @@ func (s *Server) issue(ctx context.Context, grant store.OAuthToken) (access, ref
 		{Kind: store.OAuthAccess, Hash: accessHash, ExpiresAt: now.Add(AccessTTL)},
 		{Kind: store.OAuthRefresh, Hash: refreshHash, ExpiresAt: now.Add(RefreshTTL)},
 	} {
-		t.UserID, t.ClientID, t.Resource = grant.UserID, grant.ClientID, grant.Resource
+		t.UserID, t.ClientID, t.Resource, t.Family, t.Scope = grant.UserID, grant.ClientID, grant.Resource, grant.Family, grant.Scope
 		if _, err := s.store.CreateOAuthToken(ctx, t); err != nil {
 			return "", "", err
 		}

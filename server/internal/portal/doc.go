@@ -2,7 +2,8 @@
 // or a one-time link), sign-out, the integrations list with connect and
 // disconnect buttons, the pages of a connect handshake (the API-key form,
 // the step to the OAuth provider, the OAuth callback and its result), and the
-// account page with API tokens and the password.
+// account page with API tokens and the password, and the curl-sessions page (the
+// user's sessions, each with a revoke button, and the calls made with them).
 //
 // Pages are Go html/template files embedded in the binary, with one small
 // stylesheet and no script. A signed-in browser holds a session cookie

@@ -131,7 +131,7 @@ func New(o Options) (*Portal, error) {
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
-	for _, name := range []string{"login", "once", "integrations", "apikey", "oauth", "result", "account", "error"} {
+	for _, name := range []string{"login", "once", "integrations", "apikey", "oauth", "result", "account", "curl", "error"} {
 		t, err := template.ParseFS(files, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("portal: template %s: %w", name, err)
@@ -163,6 +163,8 @@ func (p *Portal) Mount(r fiber.Router) {
 	r.Post("/account/tokens", p.page(p.createToken, signedIn))
 	r.Post("/account/tokens/:id/revoke", p.page(p.revokeToken, signedIn))
 	r.Post("/account/password", p.page(p.setPassword, signedIn))
+	r.Get("/curl", p.page(p.curl, signedIn))
+	r.Post("/curl/sessions/:id/revoke", p.page(p.revokeCurl, signedIn))
 }
 
 // RunSweeper prunes expired sessions and used or expired sign-in links every
@@ -330,6 +332,7 @@ var notices = map[string]string{
 	"signed-out":     "You are signed out.",
 	"disconnected":   "The integration was disconnected.",
 	"token-revoked":  "The token was revoked.",
+	"curl-revoked":   "The curl session was revoked; its token no longer works.",
 	"password-set":   "Your password was saved.",
 	"signed-in-once": "You are signed in. Set a password below to sign in with your email next time.",
 }

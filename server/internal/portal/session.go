@@ -37,6 +37,11 @@ func (p *Portal) cookieName(name string) string {
 	return name
 }
 
+// SessionCookieName returns the name of the portal's session cookie (its
+// value's SHA-256 is the session's IDHash): "wb_session", with the __Host-
+// prefix when the portal is served over https.
+func (p *Portal) SessionCookieName() string { return p.cookieName(sessionCookie) }
+
 // setCookie sets an HttpOnly, SameSite=Lax cookie for path /; a negative
 // maxAge deletes it.
 func (p *Portal) setCookie(c *fiber.Ctx, name, value string, maxAge time.Duration) {

@@ -64,18 +64,26 @@ type Store interface {
 	CreateOAuthClient(ctx context.Context, c NewOAuthClient) (OAuthClient, error)
 	// OAuthClient returns a registered OAuth client by id.
 	OAuthClient(ctx context.Context, id string) (OAuthClient, error)
+	// PutOAuthClientDocument stores a client described by a client ID
+	// metadata document: c.ID is the document's http(s) URL. An earlier copy
+	// gets the new name and redirect URIs and keeps its CreatedAt.
+	PutOAuthClientDocument(ctx context.Context, c OAuthClient) (OAuthClient, error)
 	// CreateOAuthToken records an authorization code, access token or
-	// refresh token. An unknown user or client is ErrNotFound.
+	// refresh token. An unknown user or client is ErrNotFound; a family
+	// already revoked is ErrConflict.
 	CreateOAuthToken(ctx context.Context, t NewOAuthToken) (OAuthToken, error)
-	// OAuthToken returns the unused, unexpired credential of this kind with
-	// this hash; any other is ErrNotFound.
+	// OAuthToken returns the unused, unrevoked, unexpired credential of this
+	// kind with this hash; any other is ErrNotFound.
 	OAuthToken(ctx context.Context, kind OAuthTokenKind, hash string) (OAuthToken, error)
 	// ConsumeOAuthToken returns the credential of this kind with this hash
-	// and marks it used, so a second use finds nothing (ErrNotFound). One
-	// past its ExpiresAt is ErrExpired (and is used up all the same).
+	// and marks it used. One past its ExpiresAt is ErrExpired (and is used up
+	// all the same). A second use revokes every credential of its family and
+	// is ErrOAuthReplay (which also matches ErrNotFound); a revoked or
+	// unknown one is ErrNotFound.
 	ConsumeOAuthToken(ctx context.Context, kind OAuthTokenKind, hash string) (OAuthToken, error)
-	// PruneOAuthTokens deletes used and expired OAuth credentials and returns
-	// how many.
+	// PruneOAuthTokens deletes expired OAuth credentials and returns how
+	// many. Used and revoked ones are kept until they expire, so that a
+	// replay is still recognised.
 	PruneOAuthTokens(ctx context.Context) (int, error)
 
 	// PutConnection stores the user's connection to c.Integration, replacing

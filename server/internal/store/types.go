@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // DefaultTenant is the id of the tenant the first migration creates; every
 // user belongs to it until Workbench serves several organisations.
@@ -164,10 +167,13 @@ type Outcome struct {
 	Connection *Connection // stored (as PutConnection would) when Status is CONNECTED
 }
 
-// OAuthClient is an MCP client registered with Workbench's authorization
-// server (RFC 7591). Only public clients exist: there is no secret.
+// OAuthClient is an MCP client known to Workbench's authorization server:
+// registered dynamically (RFC 7591) or described by a client ID metadata
+// document. Only public clients exist: there is no secret.
 type OAuthClient struct {
-	ID           string // "oac_" and random characters
+	// ID is "oac_" and random characters for a registered client, or the
+	// https URL of the client's metadata document.
+	ID           string
 	Name         string
 	RedirectURIs []string
 	CreatedAt    time.Time
@@ -178,6 +184,14 @@ type NewOAuthClient struct {
 	Name         string
 	RedirectURIs []string // 1 to 10, each without a newline
 }
+
+// PrefixOAuthGrant starts the id of an OAuth grant family.
+const PrefixOAuthGrant = "ogr_"
+
+// ErrOAuthReplay is wrapped (together with ErrNotFound) by
+// ConsumeOAuthToken for a code or refresh token that was already used: its
+// whole family has been revoked.
+var ErrOAuthReplay = errors.New("OAuth credential replayed: its grant was revoked")
 
 // OAuthTokenKind says what an issued OAuth credential is.
 type OAuthTokenKind string
@@ -199,11 +213,14 @@ type OAuthToken struct {
 	UserID        string
 	ClientID      string
 	Resource      string // the RFC 8707 resource (audience) it is bound to
+	Family        string // the grant id ("ogr_...") shared by a code and every token descended from it
+	Scope         string // the granted scopes, space-separated
 	RedirectURI   string // codes only
 	CodeChallenge string // codes only: the PKCE S256 challenge
 	CreatedAt     time.Time
 	ExpiresAt     time.Time
 	UsedAt        time.Time // zero until a code or refresh token is used
+	RevokedAt     time.Time // zero unless its family was revoked
 }
 
 // NewOAuthToken is what CreateOAuthToken needs.
@@ -213,7 +230,12 @@ type NewOAuthToken struct {
 	UserID        string
 	ClientID      string
 	Resource      string
+	Family        string // the grant id, 1 to 64 characters
+	Scope         string // space-separated, at most MaxOAuthScopeLen bytes
 	RedirectURI   string
 	CodeChallenge string
 	ExpiresAt     time.Time
 }
+
+// MaxOAuthScopeLen caps the scope string of an OAuth credential.
+const MaxOAuthScopeLen = 1024

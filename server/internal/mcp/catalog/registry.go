@@ -62,4 +62,3 @@ func (r *Registry) viewOf(snap *registry.Snapshot) *View {
 	}
 	return v
 }
-

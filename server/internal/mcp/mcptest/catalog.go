@@ -28,14 +28,20 @@ func NewFuncs(fns map[string]ToolFunc) *Funcs {
 	return &Funcs{fns: fns, calls: map[string]int{}}
 }
 
-// Call implements catalog.Caller. An unknown slug fails as the runtime does.
+// Call implements catalog.Caller: c.Export, when set, names the function
+// (a resource or prompt export), else c.Tool. An unknown name fails as the
+// runtime does.
 func (f *Funcs) Call(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
+	name := c.Tool
+	if c.Export != "" {
+		name = c.Export
+	}
 	f.mu.Lock()
-	fn := f.fns[c.Tool]
-	f.calls[c.Tool]++
+	fn := f.fns[name]
+	f.calls[name]++
 	f.mu.Unlock()
 	if fn == nil {
-		return nil, &runtime.ToolError{Code: runtime.CodeUnknownTool, Message: "no tool " + c.Tool}
+		return nil, &runtime.ToolError{Code: runtime.CodeUnknownTool, Message: "no tool " + name}
 	}
 	return fn(ctx, c)
 }

@@ -2,6 +2,7 @@ package metatools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 )
 
 // ConnectInput is the input of connect and get_auth_url.
@@ -127,33 +129,80 @@ func (t *Tools) WaitForConnection(ctx context.Context, p Principal, in WaitInput
 }
 
 // CurlSession runs curl_session. Every integration must exist, declare a
-// proxy and be connected before anything is minted.
+// proxy and be connected before anything is minted; otherwise the error
+// names every offending integration with its reason (Problems, one per
+// name, and Details.refused with each one's code). Its Code is the most
+// fundamental reason present: UNKNOWN_INTEGRATION, then NO_PROXY, then
+// NOT_CONNECTED.
 func (t *Tools) CurlSession(ctx context.Context, p Principal, in CurlInput) (*CurlOutput, error) {
 	if t.opts.CurlSessions == nil {
 		return nil, unavailable("curl sessions")
 	}
 	v := t.opts.Catalog.Current()
 	memo := map[string]bool{}
-	names := slices.Clone(in.Integrations)
-	slices.Sort(names)
-	names = slices.Compact(names)
-	for _, name := range names {
-		integration, ok := v.Integration(name)
-		if !ok {
-			return nil, unknownIntegration(v, name)
-		}
-		if integration.Manifest.Proxy == nil {
-			return nil, &Error{Code: CodeNoProxy, Integration: name,
-				Message: fmt.Sprintf("%s cannot be used through curl sessions; use its tools instead (search_tools)", name)}
-		}
-		ok, err := t.connected(ctx, p, integration, memo)
-		if err != nil {
-			return nil, fmt.Errorf("checking the connection to %s: %w", name, err)
-		}
-		if !ok {
-			return nil, notConnected(name)
-		}
+	type refusal struct {
+		Integration string   `json:"integration"`
+		Code        string   `json:"code"`
+		Reason      string   `json:"reason"`
+		Fix         string   `json:"fix,omitempty"`
+		Suggestions []string `json:"suggestions,omitempty"`
 	}
+	var refused []refusal
+	var problems []argcheck.Problem
+	seen := map[string]bool{}
+	var names []string
+	for i, name := range in.Integrations {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		var r *refusal
+		integration, ok := v.Integration(name)
+		switch {
+		case !ok:
+			u := unknownIntegration(v, name)
+			r = &refusal{Integration: truncate(name, 64), Code: CodeUnknownIntegration, Reason: "no such integration; list_integrations shows them all", Suggestions: u.Suggestions}
+		case integration.Manifest.Proxy == nil:
+			r = &refusal{Integration: name, Code: CodeNoProxy, Reason: "it cannot be used through curl sessions (no proxy); use its tools instead (search_tools)"}
+		default:
+			connected, err := t.connected(ctx, p, integration, memo)
+			if err != nil {
+				return nil, fmt.Errorf("checking the connection to %s: %w", name, err)
+			}
+			if !connected {
+				r = &refusal{Integration: name, Code: CodeNotConnected, Reason: "you are not connected; call connect('" + name + "') and have the user finish it", Fix: "connect('" + name + "')"}
+			}
+		}
+		if r != nil {
+			refused = append(refused, *r)
+			problems = append(problems, argcheck.Problem{Path: fmt.Sprintf("$.integrations[%d]", i), Message: r.Integration + ": " + r.Reason})
+			continue
+		}
+		names = append(names, name)
+	}
+	if len(refused) > 0 {
+		e := &Error{Problems: problems}
+		rank := map[string]int{CodeUnknownIntegration: 0, CodeNoProxy: 1, CodeNotConnected: 2}
+		e.Code = refused[0].Code
+		var parts, fixes []string
+		for _, r := range refused {
+			if rank[r.Code] < rank[e.Code] {
+				e.Code = r.Code
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s: %s)", r.Integration, r.Code, r.Reason))
+			if r.Fix != "" {
+				fixes = append(fixes, r.Fix)
+			}
+		}
+		e.Fix = strings.Join(fixes, ", ")
+		if len(refused) == 1 {
+			e.Integration, e.Suggestions = refused[0].Integration, refused[0].Suggestions
+		}
+		e.Message = fmt.Sprintf("no curl session was minted: %d of %d integrations cannot be used: %s", len(refused), len(seen), strings.Join(parts, "; "))
+		e.Details, _ = json.Marshal(map[string]any{"refused": refused})
+		return nil, e
+	}
+	slices.Sort(names)
 	s, err := t.opts.CurlSessions.Mint(ctx, p.UserID, names)
 	switch {
 	case errors.Is(err, ErrNotConnected):

@@ -355,17 +355,17 @@ func (p *progressTracker) send(msg string) {
 }
 
 // monotonic wraps a progress report so that only increasing values pass,
-// as MCP requires.
+// as MCP requires; the first report passes whatever its value (0 included).
 func monotonic(report ProgressFunc) ProgressFunc {
 	var mu sync.Mutex
-	last := 0.0
+	last, sent := 0.0, false
 	return func(done, total float64, msg string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if done <= last {
+		if sent && done <= last {
 			return
 		}
-		last = done
+		last, sent = done, true
 		report(done, total, msg)
 	}
 }

@@ -341,7 +341,11 @@ var definitions = []Definition{
 		Title: "Open a curl session",
 		Description: fmt.Sprintf("Mint a short-lived token (15 minutes) that lets you call the raw HTTP APIs of up to %d connected integrations through Workbench's proxy, "+
 			"e.g. with curl, when no tool does what you need. Workbench adds the user's credential; you never see it. "+
-			"Every integration must be connected and support curl (see list_integrations); otherwise nothing is minted.", MaxCurlIntegrations),
+			"The token can do anything the user's credential can, including destructive writes (deleting, overwriting, sending, paying). "+
+			"BEFORE calling this tool, tell the user which integrations you want and exactly what you intend to do with them, "+
+			"and wait for their explicit approval; do not call it on your own initiative or to work around a refusal. "+
+			"Every integration must exist, support curl and be connected (see list_integrations); if any is not, nothing is minted "+
+			"and the error lists every offending integration with its reason.", MaxCurlIntegrations),
 		InputSchema: json.RawMessage(fmt.Sprintf(`{
 			"type": "object",
 			"properties": {

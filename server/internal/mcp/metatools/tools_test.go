@@ -636,6 +636,59 @@ func TestTools_CurlSession(t *testing.T) {
 	}
 }
 
+// TestTools_CurlSession_allOrNothing checks that one refused call names
+// every offending integration with its own reason, and mints nothing.
+func TestTools_CurlSession_allOrNothing(t *testing.T) {
+	f := newFixture(t, metatools.Options{})
+	bob := metatools.Principal{UserID: "bob"}
+	tests := []struct {
+		name     string
+		args     string
+		wantCode string
+		refused  map[string]string // integration -> code
+	}{
+		{"three reasons", `{"integrations":["github","gitlab","echo"]}`, "UNKNOWN_INTEGRATION",
+			map[string]string{"github": "NOT_CONNECTED", "gitlab": "UNKNOWN_INTEGRATION", "echo": "NO_PROXY"}},
+		{"no proxy and not connected", `{"integrations":["echo","github"]}`, "NO_PROXY",
+			map[string]string{"github": "NOT_CONNECTED", "echo": "NO_PROXY"}},
+		{"one not connected", `{"integrations":["github"]}`, "NOT_CONNECTED", map[string]string{"github": "NOT_CONNECTED"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := f.failed(t, bob, "curl_session", tt.args)
+			if e.Code != tt.wantCode || len(e.Problems) != len(tt.refused) {
+				t.Fatalf("error = %+v, want %s with %d problems", e, tt.wantCode, len(tt.refused))
+			}
+			var details struct {
+				Refused []struct{ Integration, Code, Reason string }
+			}
+			if err := json.Unmarshal(e.Details, &details); err != nil || len(details.Refused) != len(tt.refused) {
+				t.Fatalf("details = %s, %v", e.Details, err)
+			}
+			for _, r := range details.Refused {
+				if tt.refused[r.Integration] != r.Code || r.Reason == "" {
+					t.Errorf("refused %+v, want code %q", r, tt.refused[r.Integration])
+				}
+				if !strings.Contains(e.Message, r.Integration+" ("+r.Code) {
+					t.Errorf("message %q does not name %s with %s", e.Message, r.Integration, r.Code)
+				}
+			}
+			if _, ok := tt.refused["github"]; ok && !strings.Contains(e.Fix, "connect('github')") {
+				t.Errorf("fix = %q, want connect('github')", e.Fix)
+			}
+		})
+	}
+	if n := len(f.curl.Mints()); n != 0 {
+		t.Fatalf("%d sessions minted by refused calls", n)
+	}
+	def, _ := metatools.DefinitionOf("curl_session")
+	for _, want := range []string{"explicit approval", "destructive", "intend"} {
+		if !strings.Contains(def.Description, want) {
+			t.Errorf("curl_session description lacks %q", want)
+		}
+	}
+}
+
 // TestTools_OutputsMatchSchemas checks every successful output against the
 // meta-tool's declared output schema, as MCP clients do.
 func TestTools_OutputsMatchSchemas(t *testing.T) {

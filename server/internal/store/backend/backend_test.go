@@ -11,6 +11,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/pgtest"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/backend"
+	"github.com/workbench-dev/workbench/server/internal/store/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -51,7 +52,7 @@ func TestOpen(t *testing.T) {
 					t.Fatalf("data dir mode = %v, %v; want 0700", info.Mode(), err)
 				}
 			}
-			if v, err := backend.Migrate(ctx, databaseURL, dataDir); err != nil || v != 3 {
+			if v, err := backend.Migrate(ctx, databaseURL, dataDir); err != nil || v != storetest.SchemaVersion(t) {
 				t.Fatalf("Migrate = %d, %v", v, err)
 			}
 			if got, err := st.User(ctx, u.ID); err != nil || got.ID != u.ID {

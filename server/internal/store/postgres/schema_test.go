@@ -13,6 +13,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/pgtest"
 	"github.com/workbench-dev/workbench/server/internal/store/postgres"
 	"github.com/workbench-dev/workbench/server/internal/store/sqlite"
+	"github.com/workbench-dev/workbench/server/internal/store/storetest"
 )
 
 // TestSchema_matchesSQLite checks that both migration sets build the same
@@ -59,7 +60,7 @@ func TestSchema_matchesSQLite(t *testing.T) {
 		WHERE table_schema = 'public' AND table_name NOT LIKE 'goose%'`); len(left) != 0 {
 		t.Fatalf("tables left after DownTo(0): %v", left)
 	}
-	if v, err := postgres.Migrate(ctx, url); err != nil || v != 3 {
+	if v, err := postgres.Migrate(ctx, url); err != nil || v != storetest.SchemaVersion(t) {
 		t.Fatalf("Migrate after down = %d, %v", v, err)
 	}
 }

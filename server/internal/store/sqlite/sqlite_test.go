@@ -38,8 +38,8 @@ func TestOpen_settings(t *testing.T) {
 		t.Fatalf("no WAL file: %v", err)
 	}
 	v, err := sqlite.Migrate(ctx, path)
-	if err != nil || v != 3 {
-		t.Fatalf("Migrate on an up-to-date file = %d, %v; want 3", v, err)
+	if want := storetest.SchemaVersion(t); err != nil || v != want {
+		t.Fatalf("Migrate on an up-to-date file = %d, %v; want %d", v, err, want)
 	}
 }
 

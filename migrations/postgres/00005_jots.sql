@@ -1,0 +1,54 @@
+-- Jots: static sites agents deploy, served at /j/<name>/. Names are global.
+-- Files live here (content as bytea) so every replica serves every jot.
+-- Upload tokens are single-use; only their SHA-256 is kept.
+
+-- +goose Up
+CREATE TABLE jots (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    tenant_id     TEXT NOT NULL REFERENCES tenants (id),
+    user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    access        TEXT NOT NULL CHECK (access IN ('public', 'password')),
+    password_hash TEXT NOT NULL DEFAULT '',
+    cors          BOOLEAN NOT NULL DEFAULT false,
+    cookie_key    BYTEA NOT NULL,            -- HMAC key of unlock cookies
+    version       BIGINT NOT NULL DEFAULT 0, -- bumped by every change
+    file_count    INTEGER NOT NULL DEFAULT 0,
+    total_bytes   BIGINT NOT NULL DEFAULT 0,
+    published_at  TIMESTAMPTZ,               -- NULL until the first upload
+    created_at    TIMESTAMPTZ NOT NULL,
+    updated_at    TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX jots_user ON jots (user_id);
+
+CREATE TABLE jot_files (
+    jot_id       TEXT NOT NULL REFERENCES jots (id) ON DELETE CASCADE,
+    path         TEXT NOT NULL,
+    path_key     TEXT NOT NULL, -- the path lower-cased: unique ignoring case
+    content_type TEXT NOT NULL,
+    size         BIGINT NOT NULL,
+    sha256       TEXT NOT NULL,
+    content      BYTEA NOT NULL,
+    modified_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (jot_id, path),
+    UNIQUE (jot_id, path_key)
+);
+
+CREATE TABLE jot_uploads (
+    token_hash    TEXT PRIMARY KEY,
+    jot_id        TEXT NOT NULL REFERENCES jots (id) ON DELETE CASCADE,
+    user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    access        TEXT NOT NULL CHECK (access IN ('public', 'password')),
+    password_hash TEXT NOT NULL DEFAULT '',
+    cors          BOOLEAN NOT NULL DEFAULT false,
+    created_at    TIMESTAMPTZ NOT NULL,
+    expires_at    TIMESTAMPTZ NOT NULL,
+    used_at       TIMESTAMPTZ
+);
+CREATE INDEX jot_uploads_jot ON jot_uploads (jot_id);
+CREATE INDEX jot_uploads_expires ON jot_uploads (expires_at);
+
+-- +goose Down
+DROP TABLE jot_uploads;
+DROP TABLE jot_files;
+DROP TABLE jots;

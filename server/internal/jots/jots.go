@@ -1,0 +1,179 @@
+package jots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
+	"github.com/workbench-dev/workbench/server/internal/secrets"
+	"github.com/workbench-dev/workbench/server/internal/store"
+)
+
+// Default limits.
+const (
+	DefaultMaxBytes   = 5 << 20
+	DefaultMaxFiles   = 1000
+	DefaultUploadTTL  = 5 * time.Minute
+	DefaultRecheck    = time.Second
+	DefaultCacheBytes = 64 << 20
+	sweepInterval     = time.Minute
+)
+
+// Limits bound every jot. Zero fields take the defaults.
+type Limits struct {
+	MaxBytes  int64         // file content of one jot (JOTS_MAX_BYTES)
+	MaxFiles  int           // files of one jot (JOTS_MAX_FILES)
+	UploadTTL time.Duration // lifetime of an upload URL (JOTS_UPLOAD_TTL_SECONDS)
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultMaxFiles
+	}
+	if l.UploadTTL <= 0 {
+		l.UploadTTL = DefaultUploadTTL
+	}
+	return l
+}
+
+// describe spells the limits out for tool descriptions and errors.
+func (l Limits) describe() string {
+	return fmt.Sprintf("%s of file content (JOTS_MAX_BYTES) and %d files (JOTS_MAX_FILES) per jot, upload URLs valid %s (JOTS_UPLOAD_TTL_SECONDS)",
+		byteSize(l.MaxBytes), l.MaxFiles, l.UploadTTL)
+}
+
+func (l Limits) tarball() tarball.Limits {
+	return tarball.Limits{MaxFiles: l.MaxFiles, MaxBytes: l.MaxBytes, MaxFilesName: "JOTS_MAX_FILES", MaxBytesName: "JOTS_MAX_BYTES"}
+}
+
+func (l Limits) store() store.JotLimits {
+	return store.JotLimits{MaxFiles: l.MaxFiles, MaxBytes: l.MaxBytes}
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}
+
+// Options configure a Service. Store and PublicURL are required.
+type Options struct {
+	Store     store.JotStore
+	PublicURL string // SERVER_PUBLIC_URL, without a trailing slash
+	Limits    Limits
+	// Recheck is how old a cached jot may get before serving rereads its
+	// row to see changes made on other replicas: zero means DefaultRecheck,
+	// a negative value rereads on every request.
+	Recheck time.Duration
+	// CacheBytes bounds the cached file contents; zero means
+	// DefaultCacheBytes.
+	CacheBytes int64
+	// HashPassword and VerifyPassword default to package secrets' argon2id.
+	HashPassword   func(string) (string, error)
+	VerifyPassword func(password, hash string) (bool, error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger; nil discards.
+	Logger *slog.Logger
+}
+
+// Service runs the jots tools and serves jots.
+type Service struct {
+	store     store.JotStore
+	publicURL string
+	limits    Limits
+	recheck   time.Duration
+	hash      func(string) (string, error)
+	verify    func(string, string) (bool, error)
+	now       func() time.Time
+	logger    *slog.Logger
+
+	cache   *siteCache
+	limiter *attemptLimiter
+	verifys chan struct{} // slots for concurrent password checks
+}
+
+// ErrOptions is returned by New for missing or invalid options.
+var ErrOptions = errors.New("jots: invalid options")
+
+// New returns a Service.
+func New(opts Options) (*Service, error) {
+	if opts.Store == nil {
+		return nil, fmt.Errorf("%w: no store", ErrOptions)
+	}
+	if !strings.HasPrefix(opts.PublicURL, "http://") && !strings.HasPrefix(opts.PublicURL, "https://") {
+		return nil, fmt.Errorf("%w: public URL %q is not http(s)", ErrOptions, opts.PublicURL)
+	}
+	s := &Service{
+		store:     opts.Store,
+		publicURL: strings.TrimRight(opts.PublicURL, "/"),
+		limits:    opts.Limits.withDefaults(),
+		recheck:   opts.Recheck,
+		hash:      opts.HashPassword,
+		verify:    opts.VerifyPassword,
+		now:       opts.Now,
+		logger:    opts.Logger,
+		verifys:   make(chan struct{}, maxConcurrentVerifies),
+	}
+	if s.recheck == 0 {
+		s.recheck = DefaultRecheck
+	}
+	if s.hash == nil {
+		s.hash = secrets.HashPassword
+	}
+	if s.verify == nil {
+		s.verify = secrets.VerifyPassword
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	cacheBytes := opts.CacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = DefaultCacheBytes
+	}
+	s.cache = newSiteCache(cacheBytes)
+	s.limiter = newAttemptLimiter()
+	return s, nil
+}
+
+// Limits returns the effective limits.
+func (s *Service) Limits() Limits { return s.limits }
+
+// URL returns where a jot is served.
+func (s *Service) URL(name string) string { return s.publicURL + "/j/" + name + "/" }
+
+// RunSweeper prunes used and expired upload tokens and old rate-limit
+// entries every minute until ctx ends. The server runs it in one goroutine.
+func (s *Service) RunSweeper(ctx context.Context) {
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.store.PruneJotUploads(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.logger.Warn("pruning jot uploads", "err", err)
+		} else if n > 0 {
+			s.logger.Debug("pruned jot uploads", "uploads", n)
+		}
+		s.limiter.prune(s.now())
+	}
+}

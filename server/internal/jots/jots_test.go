@@ -1,0 +1,203 @@
+package jots_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/server/internal/jots"
+	"github.com/workbench-dev/workbench/server/internal/jots/tarball/tarballtest"
+)
+
+type entry = tarballtest.Entry
+
+// TestManifest_Validate runs the plugin manifest validator over the
+// built-in manifest. "jots" is reserved for the built-in, so the validator
+// refuses exactly that; renamed, everything else must pass.
+func TestManifest_Validate(t *testing.T) {
+	m := jots.Manifest(jots.Limits{})
+	err := m.Validate()
+	var fe *manifest.FieldError
+	if !errors.As(err, &fe) || fe.Field != "name" || !strings.Contains(fe.Msg, "reserved") {
+		t.Fatalf("Validate = %v, want only the reserved name", err)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := strings.ReplaceAll(string(data), `"jots_`, `"jotz_`)
+	renamed = strings.Replace(renamed, `"name":"jots"`, `"name":"jotz"`, 1)
+	if _, err := manifest.Parse([]byte(renamed)); err != nil {
+		t.Fatalf("manifest (renamed jotz) does not validate: %v", err)
+	}
+	want := map[string]manifest.Annotations{
+		jots.ToolDeploy: {OpenWorld: true}, jots.ToolUpdate: {Destructive: true, OpenWorld: true},
+		jots.ToolListFiles: {ReadOnly: true, Idempotent: true}, jots.ToolList: {ReadOnly: true, Idempotent: true},
+		jots.ToolDelete: {Destructive: true, Idempotent: true},
+	}
+	if len(m.Tools) != len(want) || m.Auth.Mode != manifest.ModeNone {
+		t.Fatalf("manifest has %d tools, auth %q", len(m.Tools), m.Auth.Mode)
+	}
+	for _, tool := range m.Tools {
+		if tool.Annotations != want[tool.Slug] || len(tool.OutputSchema) == 0 {
+			t.Errorf("%s: annotations %+v, want %+v; output schema %d bytes", tool.Slug, tool.Annotations, want[tool.Slug], len(tool.OutputSchema))
+		}
+	}
+	// The limits are quoted where agents read them.
+	custom := jots.Manifest(jots.Limits{MaxBytes: 1 << 20, MaxFiles: 7, UploadTTL: time.Minute})
+	if d := custom.Tool(jots.ToolDeploy).Description; !strings.Contains(d, "1 MiB") || !strings.Contains(d, "7 files") || !strings.Contains(d, "1m0s") {
+		t.Errorf("deploy description does not quote the limits: %s", d)
+	}
+}
+
+func TestService_Call(t *testing.T) {
+	f := newFixture(t, nil)
+	wantErr := func(what string, te *runtime.ToolError, code string, mention ...string) {
+		t.Helper()
+		if te == nil || te.Code != code {
+			t.Fatalf("%s: error %v, want code %s", what, te, code)
+		}
+		for _, m := range mention {
+			if !strings.Contains(te.Message, m) {
+				t.Errorf("%s: message %q lacks %q", what, te.Message, m)
+			}
+		}
+	}
+	bad := []struct {
+		name    string
+		in      map[string]any
+		code    string
+		mention string
+	}{
+		{"upper-case name", map[string]any{"name": "Site", "access": "public"}, runtime.CodeInvalidArgs, "DNS label"},
+		{"password without password", map[string]any{"name": "s", "access": "password"}, runtime.CodeInvalidArgs, "needs a password"},
+		{"password on a public jot", map[string]any{"name": "s", "access": "public", "password": "x"}, runtime.CodeInvalidArgs, "only for access 'password'"},
+		{"cors on a password jot", map[string]any{"name": "s", "access": "password", "password": "x", "cors": true}, runtime.CodeInvalidArgs, "public jots"},
+		{"bad access", map[string]any{"name": "s", "access": "secret"}, runtime.CodeInvalidArgs, "'public' or 'password'"},
+		{"unknown argument", map[string]any{"name": "s", "access": "public", "ttl": 5}, runtime.CodeInvalidArgs, "ttl"},
+	}
+	for _, b := range bad {
+		_, te := f.call(f.alice, jots.ToolDeploy, b.in)
+		wantErr("deploy "+b.name, te, b.code, b.mention)
+	}
+	out := f.mustCall(f.alice, jots.ToolDeploy, map[string]any{"name": "report", "access": "public"})
+	up := out["uploadUrl"].(string)
+	if !strings.HasPrefix(up, f.base+"/j/_upload/") || out["url"] != f.base+"/j/report/" || out["method"] != "PUT" ||
+		out["maxBytes"] != float64(5<<20) || out["maxFiles"] != float64(1000) || !strings.Contains(out["example"].(string), up) {
+		t.Fatalf("deploy = %v", out)
+	}
+	exp, err := time.Parse(time.RFC3339, out["expiresAt"].(string))
+	if err != nil || exp.Sub(time.Now()) > 5*time.Minute+time.Second || exp.Sub(time.Now()) < 4*time.Minute {
+		t.Fatalf("expiresAt = %v (%v)", out["expiresAt"], err)
+	}
+	// The name is alice's: taken for bob, whatever the tool.
+	for tool, in := range map[string]map[string]any{
+		jots.ToolDeploy:    {"name": "report", "access": "public"},
+		jots.ToolUpdate:    {"name": "report", "cors": true},
+		jots.ToolListFiles: {"name": "report"},
+		jots.ToolDelete:    {"name": "report"},
+	} {
+		_, te := f.call(f.bob, tool, in)
+		wantErr("bob "+tool, te, jots.CodeNameTaken, `"report"`, "taken by another user")
+	}
+	status, body := f.put(up, bytes.NewReader(f.build(entry{Name: "index.html", Body: "<h1>v1</h1>"}, entry{Name: "data/points.json", Body: `[1,2]`})))
+	if status != http.StatusOK || body["version"] != float64(1) || body["files"] != float64(2) || body["url"] != f.base+"/j/report/" {
+		t.Fatalf("upload = %d %v", status, body)
+	}
+	// Single use.
+	status, body = f.put(up, bytes.NewReader(f.build(entry{Name: "index.html", Body: "v2"})))
+	if status != http.StatusNotFound || !strings.Contains(body["error"].(map[string]any)["message"].(string), "already used") {
+		t.Fatalf("second upload = %d %v", status, body)
+	}
+
+	files := f.mustCall(f.alice, jots.ToolListFiles, map[string]any{"name": "report"})
+	list := files["files"].([]any)
+	first := list[0].(map[string]any)
+	if len(list) != 2 || first["path"] != "data/points.json" || first["contentType"] != "application/json" || first["size"] != float64(5) ||
+		first["sha256"] != sha("[1,2]") || files["totalBytes"] != float64(16) {
+		t.Fatalf("list_jot_files = %v", files)
+	}
+
+	// update_jot: put text and binary, delete, flip settings; errors change nothing.
+	png := []byte{0x89, 'P', 'N', 'G', 0, 1, 2}
+	tgz := f.build(entry{Name: "extra/a.txt", Body: "A"})
+	upd := f.mustCall(f.alice, jots.ToolUpdate, map[string]any{"name": "report",
+		"files":   []any{map[string]any{"path": "data/points.json", "content": "[3]"}, map[string]any{"path": "img/dot.png", "content": base64.StdEncoding.EncodeToString(png), "encoding": "base64"}},
+		"tarball": base64.StdEncoding.EncodeToString(tgz),
+	})
+	if upd["version"] != float64(2) || upd["files"] != float64(4) {
+		t.Fatalf("update = %v", upd)
+	}
+	if r := f.get("GET", "/j/report/img/dot.png"); r.status != 200 || r.body != string(png) || r.header.Get("Content-Type") != "image/png" {
+		t.Fatalf("patched binary: %d %q %q", r.status, r.body, r.header.Get("Content-Type"))
+	}
+	badUpdates := []struct {
+		name    string
+		in      map[string]any
+		code    string
+		mention string
+	}{
+		{"nothing", map[string]any{"name": "report"}, runtime.CodeInvalidArgs, "nothing to update"},
+		{"traversal", map[string]any{"name": "report", "files": []any{map[string]any{"path": "../x", "content": "x"}}}, runtime.CodeInvalidArgs, "'..'"},
+		{"case clash", map[string]any{"name": "report", "files": []any{map[string]any{"path": "INDEX.html", "content": "x"}}}, jots.CodePathConflict, "ignoring case"},
+		{"delete missing", map[string]any{"name": "report", "files": []any{map[string]any{"path": "new.txt", "content": "x"}}, "delete": []string{"nope.txt"}}, jots.CodeNotFound, "nope.txt"},
+		{"bad base64", map[string]any{"name": "report", "files": []any{map[string]any{"path": "b.bin", "content": "@@", "encoding": "base64"}}}, runtime.CodeInvalidArgs, "base64"},
+		{"over the byte limit", map[string]any{"name": "report", "files": []any{map[string]any{"path": "big.txt", "content": strings.Repeat("x", 5<<20)}}}, jots.CodeLimitExceeded, "JOTS_MAX_BYTES"},
+		{"hostile tarball", map[string]any{"name": "report", "tarball": base64.StdEncoding.EncodeToString(f.build(entry{Name: "l", Typeflag: tar.TypeSymlink, Link: "/etc"}))}, runtime.CodeInvalidArgs, "symbolic link"},
+		{"password flip without password", map[string]any{"name": "report", "access": "password"}, runtime.CodeInvalidArgs, "needs a password"},
+		{"unknown jot", map[string]any{"name": "nothing-here", "cors": true}, jots.CodeNotFound, "jots_deploy_jot"},
+	}
+	for _, b := range badUpdates {
+		_, te := f.call(f.alice, jots.ToolUpdate, b.in)
+		wantErr("update "+b.name, te, b.code, b.mention)
+	}
+	if r := f.get("GET", "/j/report/new.txt"); r.status != http.StatusNotFound {
+		t.Fatalf("a failed update left new.txt: %d", r.status)
+	}
+	upd = f.mustCall(f.alice, jots.ToolUpdate, map[string]any{"name": "report", "delete": []string{"extra/a.txt"}, "access": "password", "password": "open sesame"})
+	if upd["access"] != "password" || upd["files"] != float64(3) {
+		t.Fatalf("flip to password = %v", upd)
+	}
+	_, te := f.call(f.alice, jots.ToolUpdate, map[string]any{"name": "report", "cors": true})
+	wantErr("cors on a password jot", te, runtime.CodeInvalidArgs, "public jots")
+	upd = f.mustCall(f.alice, jots.ToolUpdate, map[string]any{"name": "report", "access": "public", "cors": true})
+	if upd["access"] != "public" || upd["cors"] != true {
+		t.Fatalf("flip to public = %v", upd)
+	}
+
+	listed := f.mustCall(f.alice, jots.ToolList, map[string]any{})["jots"].([]any)
+	if len(listed) != 1 || listed[0].(map[string]any)["url"] != f.base+"/j/report/" || listed[0].(map[string]any)["cors"] != true {
+		t.Fatalf("list_jots = %v", listed)
+	}
+	if none := f.mustCall(f.bob, jots.ToolList, nil)["jots"].([]any); len(none) != 0 {
+		t.Fatalf("bob's list_jots = %v", none)
+	}
+	del := f.mustCall(f.alice, jots.ToolDelete, map[string]any{"name": "report"})
+	if del["deleted"] != true {
+		t.Fatalf("delete = %v", del)
+	}
+	if r := f.get("GET", "/j/report/"); r.status != http.StatusNotFound {
+		t.Fatalf("deleted jot still served: %d", r.status)
+	}
+	_, te = f.call(f.alice, jots.ToolDelete, map[string]any{"name": "report"})
+	wantErr("delete twice", te, jots.CodeNotFound)
+	// The name is free for anyone now.
+	f.mustCall(f.bob, jots.ToolDeploy, map[string]any{"name": "report", "access": "public"})
+	_, te = f.call(f.alice, "jots_unknown", nil)
+	wantErr("unknown tool", te, runtime.CodeUnknownTool)
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

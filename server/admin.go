@@ -201,17 +201,17 @@ func (a *Admin) RotateKeys(ctx context.Context) (KeyRotation, error) {
 
 // ProxyCall is one audited call through the curl-session proxy.
 type ProxyCall struct {
-	ID          int64
-	At          time.Time
-	UserEmail   string
-	Integration string
-	Method      string
-	Path        string // query parameter names only, never values
-	Status      int
-	BytesIn     int64
-	BytesOut    int64
-	Duration    time.Duration
-	Error       string // the proxy's own error code, if it failed
+	ID          int64         `json:"id"`
+	At          time.Time     `json:"at"`
+	UserEmail   string        `json:"user"`
+	Integration string        `json:"integration"`
+	Method      string        `json:"method"`
+	Path        string        `json:"path"` // query parameter names only, never values
+	Status      int           `json:"status"`
+	BytesIn     int64         `json:"bytesIn"`
+	BytesOut    int64         `json:"bytesOut"`
+	Duration    time.Duration `json:"durationNs"`
+	Error       string        `json:"error,omitempty"` // the proxy's own error code, if it failed
 }
 
 // ProxyCalls lists the audited proxy calls of the default tenant, newest

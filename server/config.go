@@ -77,6 +77,14 @@ type Config struct {
 	// EgressAllowPrivate lets plugins reach loopback and private addresses
 	// (EGRESS_ALLOW_PRIVATE); for development and tests only.
 	EgressAllowPrivate bool
+	// JotMaxBytes caps the decompressed file content of one jot
+	// (JOTS_MAX_BYTES); zero means 5 MiB.
+	JotMaxBytes int64
+	// JotMaxFiles caps the files of one jot (JOTS_MAX_FILES); zero means 1000.
+	JotMaxFiles int
+	// JotUploadTTL is how long a jot upload URL works
+	// (JOTS_UPLOAD_TTL_SECONDS); zero means 5 minutes.
+	JotUploadTTL time.Duration
 
 	// MCPAuthenticator resolves the bearer tokens of /mcp requests. It is not
 	// read from the environment; nil means the API tokens in the store.
@@ -126,6 +134,25 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: CONNECT_WINDOW_SECONDS: %q is not a positive whole number of seconds", ErrConfig, v)
 		}
 		cfg.ConnectWindow = time.Duration(secs) * time.Second
+	}
+	for _, n := range []struct {
+		name     string
+		min, max int64
+		set      func(int64)
+	}{
+		{"JOTS_MAX_BYTES", 1, 1 << 30, func(v int64) { cfg.JotMaxBytes = v }},
+		{"JOTS_MAX_FILES", 1, 100000, func(v int64) { cfg.JotMaxFiles = int(v) }},
+		{"JOTS_UPLOAD_TTL_SECONDS", 1, 86400, func(v int64) { cfg.JotUploadTTL = time.Duration(v) * time.Second }},
+	} {
+		v := getenv(n.name)
+		if v == "" {
+			continue
+		}
+		x, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || x < n.min || x > n.max {
+			return Config{}, fmt.Errorf("%w: %s: %q is not a whole number from %d to %d", ErrConfig, n.name, v, n.min, n.max)
+		}
+		n.set(x)
 	}
 	if v := getenv("EGRESS_ALLOW_PRIVATE"); v != "" {
 		allow, err := strconv.ParseBool(v)

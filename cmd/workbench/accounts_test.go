@@ -74,6 +74,9 @@ func TestStoreCommands(t *testing.T) {
 				{"token for nobody", []string{"token", "create", "--email", "carol@example.com"}, 1, "", nil, `no such user with email "carol@example.com"`},
 				{"login link", []string{"user", "login-link", "--email", "bob@example.com"}, 0, "one-time sign-in link for bob@example.com", loginLink, ""},
 				{"revoke unknown token", []string{"token", "revoke", "--email", "alice@example.com", "tok_nope"}, 1, "", nil, `no such token: alice@example.com has no token "tok_nope"`},
+				{"audit, nothing proxied", []string{"audit", "proxy"}, 0, "ID  TIME  USER  INTEGRATION  METHOD  PATH", nil, ""},
+				{"audit of nobody", []string{"audit", "proxy", "--email", "carol@example.com"}, 1, "", nil, `no such user with email "carol@example.com"`},
+				{"audit limit", []string{"audit", "proxy", "--limit", "5000"}, 2, "", nil, "--limit from 1 to 1000"},
 			}
 			var ciToken string
 			for _, s := range steps {

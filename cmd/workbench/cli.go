@@ -26,6 +26,8 @@ Commands:
   token create --email E [--name N]      mint an API token for a user; prints it as the last line
   token revoke --email E TOKEN_ID        revoke one of a user's API tokens
   keys rotate                            re-seal stored credentials under a new encryption key
+  audit proxy [--email E] [--integration I] [--limit N] [--json]
+                                         list the calls curl sessions made through the proxy
   plugin new --lang LANG [--dir DIR] NAME
                                          create a plugin folder (go, assemblyscript, c, rust)
   plugin build DIR                       build a plugin folder to DIR/<folder name>.wasm
@@ -57,7 +59,7 @@ type command struct {
 
 func commands() []*command {
 	return []*command{serveCommand(), migrateCommand(), userAddCommand(), userLoginLinkCommand(), tokenCreateCommand(), tokenRevokeCommand(),
-		keysRotateCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand()}
+		keysRotateCommand(), auditProxyCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand()}
 }
 
 // run executes the command line args and returns the exit code.

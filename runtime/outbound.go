@@ -35,7 +35,7 @@ type egressRules struct {
 }
 
 func newEgressRules(m *manifest.Manifest, settings SettingsSource) (*egressRules, error) {
-	r := &egressRules{baseURL: m.BaseURL, fields: map[string]bool{}, scheme: schemeOf(&m.Auth)}
+	r := &egressRules{baseURL: m.BaseURL, fields: map[string]bool{}, scheme: credential.SchemeOf(&m.Auth)}
 	if err := r.scheme.Validate(); err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
@@ -75,18 +75,6 @@ func newEgressRules(m *manifest.Manifest, settings SettingsSource) (*egressRules
 		}
 	}
 	return r, nil
-}
-
-func schemeOf(a *manifest.Auth) credential.Scheme {
-	s := credential.Scheme{Mode: a.Mode}
-	if a.APIKey != nil {
-		p := a.APIKey.Placement
-		s.Placement = credential.Placement{In: p.In, Name: p.Name, Value: p.Value, Username: p.Username, Password: p.Password}
-	}
-	if a.Cookie != nil {
-		s.CookieDomains = a.Cookie.Domains
-	}
-	return s
 }
 
 // hostLabelRe is what a connection field must look like to fill a {field}

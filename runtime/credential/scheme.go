@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
 // Auth modes an integration's manifest may declare.
@@ -296,3 +298,17 @@ func (b Binding) Strip(req *http.Request) { b.Scheme.Strip(req) }
 
 // Apply strips and attaches the bound credential (Scheme.Apply).
 func (b Binding) Apply(req *http.Request) error { return b.Scheme.Apply(req, b.Credential) }
+
+// SchemeOf returns the scheme a manifest's auth block declares: how the
+// plugin host and the proxy attach the integration's credential.
+func SchemeOf(a *manifest.Auth) Scheme {
+	s := Scheme{Mode: a.Mode}
+	if a.APIKey != nil {
+		p := a.APIKey.Placement
+		s.Placement = Placement{In: p.In, Name: p.Name, Value: p.Value, Username: p.Username, Password: p.Password}
+	}
+	if a.Cookie != nil {
+		s.CookieDomains = a.Cookie.Domains
+	}
+	return s
+}

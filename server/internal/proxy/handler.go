@@ -312,7 +312,7 @@ func (s *Service) forward(c *fiber.Ctx, cl *call, m *manifest.Manifest, u *url.U
 		req.Body = http.NoBody
 	}
 	req.Header = header
-	if err := schemeOf(&m.Auth).Apply(req, cred); err != nil {
+	if err := credential.SchemeOf(&m.Auth).Apply(req, cred); err != nil {
 		return credentialError(m.Name, err)
 	}
 	resp, err := s.transport.RoundTrip(req)

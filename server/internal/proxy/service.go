@@ -309,20 +309,6 @@ func (s *Service) baseURL(m *manifest.Manifest) (*url.URL, error) {
 	return u, nil
 }
 
-// schemeOf is how the integration's credential is attached, from its
-// manifest: the same Scheme the plugin host builds.
-func schemeOf(a *manifest.Auth) credential.Scheme {
-	sc := credential.Scheme{Mode: a.Mode}
-	if a.APIKey != nil {
-		p := a.APIKey.Placement
-		sc.Placement = credential.Placement{In: p.In, Name: p.Name, Value: p.Value, Username: p.Username, Password: p.Password}
-	}
-	if a.Cookie != nil {
-		sc.CookieDomains = a.Cookie.Domains
-	}
-	return sc
-}
-
 // acquire counts a call of the session; it fails when MaxConcurrent run.
 func (s *Service) acquire(sessionID string) bool {
 	s.mu.Lock()

@@ -115,6 +115,7 @@ func (s *Server) newMCPEndpoint(logger *slog.Logger) (*mcp.Endpoint, error) {
 		Connections:   storeConnections{s},
 		PublicURL:     s.cfg.PublicURL,
 		Surface:       mcp.Surface(s.cfg.ToolSurface),
+		Version:       Version(),
 		Logger:        logger,
 		// Every token needs the OAuth server's "mcp" scope; API tokens
 		// carry it (mcp_services.go).

@@ -2,40 +2,68 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"slices"
 )
 
 // Client is the MCP client behind a call. The talk-back imports (log,
-// elicit, sample) reach it through this interface; the server implements it
-// on an MCP session and returns ErrUnsupported for what the client did not
-// declare.
+// elicit, sample, input) reach it through this interface. The server
+// implements it twice: on a 2025-era session, where Ask sends the requests
+// to the client and waits for the answers, and for a 2026-07-28 request,
+// where Ask answers from the responses the client sent with the request and
+// otherwise returns ErrInputRequired (docs/abi.md, "Input-required results").
 type Client interface {
 	// Log forwards a plugin log record to the client.
 	Log(level slog.Level, msg string)
-	// Elicit asks the user a question through the client.
-	Elicit(ctx context.Context, req ElicitRequest) (ElicitResult, error)
-	// Sample asks the client's model for a completion; request and result
-	// are the params and result of MCP sampling/createMessage.
-	Sample(ctx context.Context, request json.RawMessage) (json.RawMessage, error)
+	// Supports reports whether the client declared the capability that
+	// an input request method (MethodElicit, MethodSample, MethodListRoots)
+	// needs.
+	Supports(method string) bool
+	// Ask gets the client's result for every request, by key: the result
+	// object of the request's method. A client that cannot ask now returns
+	// an error wrapping ErrInputRequired after noting the requests it has
+	// no answer for; the runtime then ends the call with INPUT_REQUIRED.
+	Ask(ctx context.Context, requests []InputRequest) (map[string]json.RawMessage, error)
 }
 
-// ErrUnsupported is returned by a Client for a capability its MCP client did
-// not declare.
-var ErrUnsupported = errors.New("the client did not declare this capability")
+// ErrInputRequired is returned by a Client that has no answer yet for some
+// of the requests it was asked and cannot wait for one: the call must end,
+// and the client answer and call again (an input-required result, MCP
+// 2026-07-28).
+var ErrInputRequired = errors.New("the client must answer input requests before the call can go on")
 
-// ElicitRequest is what a plugin asks the user.
+// The methods of input requests: MCP's client requests a plugin may make.
+const (
+	MethodElicit    = "elicitation/create"
+	MethodSample    = "sampling/createMessage"
+	MethodListRoots = "roots/list"
+)
+
+// InputRequest is one question for the MCP client: Params is the params
+// object of Method. Key names it among the call's requests: the plugin's
+// key for the input import, elicit-<n> or sample-<n> (n counting the
+// call's requests from 1) for the elicit and sample imports.
+type InputRequest struct {
+	Key    string
+	Method string
+	Params json.RawMessage
+}
+
+// ElicitRequest is what the elicit import asks the user.
 type ElicitRequest struct {
 	Message         string          `json:"message"`
 	RequestedSchema json.RawMessage `json:"requestedSchema"`
 }
 
-// ElicitResult is the user's answer: Action is accept, decline or cancel;
-// Content holds the accepted values.
-type ElicitResult struct {
+// elicitResult is the elicit import's result: Action is accept, decline or
+// cancel; Content holds the accepted values.
+type elicitResult struct {
 	Action  string          `json:"action"`
 	Content json.RawMessage `json:"content,omitempty"`
 }
@@ -47,20 +75,28 @@ const (
 	maxTalkBackResultBytes  = 1 << 20
 )
 
-// talkBack runs one elicit or sample import: it decodes the request, asks
+// inputKey is the form of an input request's key.
+var inputKey = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+// capabilityOf is the client capability an input request method needs.
+func capabilityOf(method string) string {
+	switch method {
+	case MethodElicit:
+		return "elicitation"
+	case MethodSample:
+		return "sampling"
+	default:
+		return "roots"
+	}
+}
+
+// talkBack runs the elicit or sample import: it decodes the request, asks
 // the client and returns the result JSON, or a ToolError.
 func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]byte, *ToolError) {
-	st.talkBacks++
-	switch {
-	case st.talkBacks > maxTalkBacksPerCall:
-		return nil, toolError("TOO_MANY_REQUESTS", fmt.Sprintf("a call may make at most %d elicit and sample requests", maxTalkBacksPerCall))
-	case len(req) > maxTalkBackRequestBytes:
+	if len(req) > maxTalkBackRequestBytes {
 		return nil, toolError("INVALID_REQUEST", fmt.Sprintf("%s request of %d bytes is over the limit of %d", kind, len(req), maxTalkBackRequestBytes))
-	case st.client == nil:
-		return nil, toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: no client is attached to this call", kind))
 	}
-	var out []byte
-	var err error
+	ir := InputRequest{Key: fmt.Sprintf("%s-%d", kind, st.talkBacks+1), Params: bytes.Clone(req)}
 	switch kind {
 	case "elicit":
 		var r ElicitRequest
@@ -69,34 +105,142 @@ func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]b
 		if derr := dec.Decode(&r); derr != nil || r.Message == "" || !isJSONObject(r.RequestedSchema) {
 			return nil, toolError("INVALID_REQUEST", `elicit needs {"message": "...", "requestedSchema": {...}}`)
 		}
-		var res ElicitResult
-		if res, err = st.client.Elicit(ctx, r); err == nil {
-			out, err = json.Marshal(res)
-		}
+		ir.Method = MethodElicit
 	case "sample":
 		if !isJSONObject(req) {
 			return nil, toolError("INVALID_REQUEST", "sample needs the params object of sampling/createMessage")
 		}
-		out, err = st.client.Sample(ctx, bytes.Clone(req))
+		ir.Method = MethodSample
 	}
-	switch {
-	case errors.Is(err, ErrUnsupported):
-		te := toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: the client did not declare the capability", kind))
-		// The MCP capability the call needs, for the client's error (SEP-2575).
-		capability := "sampling"
-		if kind == "elicit" {
-			capability = "elicitation"
+	res, terr := st.ask(ctx, kind, []InputRequest{ir})
+	if terr != nil {
+		return nil, terr
+	}
+	out := res[ir.Key]
+	if kind == "elicit" {
+		// The elicit result keeps the shape ABI v1 promised: action and content.
+		var r elicitResult
+		if err := json.Unmarshal(out, &r); err != nil || (r.Action != "accept" && r.Action != "decline" && r.Action != "cancel") {
+			return nil, toolError("CLIENT_ERROR", "elicit: the client's answer is not an elicitation result")
 		}
-		te.Details = json.RawMessage(`{"requiredCapabilities":{"` + capability + `":{}}}`)
+		out, _ = json.Marshal(r)
+	}
+	return out, nil
+}
+
+// wireInputRequest is one entry of the input import's request.
+type wireInputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// input runs the input import: a map of keyed requests in, a map of
+// results by the same keys out.
+func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError) {
+	if len(req) > maxTalkBackRequestBytes {
+		return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input request of %d bytes is over the limit of %d", len(req), maxTalkBackRequestBytes))
+	}
+	var wire map[string]wireInputRequest
+	dec := json.NewDecoder(bytes.NewReader(req))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&wire); err != nil || len(wire) == 0 {
+		return nil, toolError("INVALID_REQUEST", `input needs {"<key>": {"method": "...", "params": {...}}, ...} with at least one request`)
+	}
+	reqs := make([]InputRequest, 0, len(wire))
+	for key, w := range wire {
+		if !inputKey.MatchString(key) {
+			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input key %q must be 1 to 64 letters, digits, '_', '.', ':' or '-'", key))
+		}
+		params := bytes.TrimSpace(w.Params)
+		if len(params) == 0 || bytes.Equal(params, []byte("null")) {
+			params = []byte("{}")
+		}
+		switch {
+		case w.Method != MethodElicit && w.Method != MethodSample && w.Method != MethodListRoots:
+			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input %q: method %q is not %s, %s or %s", key, w.Method, MethodElicit, MethodSample, MethodListRoots))
+		case !isJSONObject(params):
+			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input %q: params must be an object", key))
+		}
+		reqs = append(reqs, InputRequest{Key: key, Method: w.Method, Params: bytes.Clone(params)})
+	}
+	slices.SortFunc(reqs, func(a, b InputRequest) int { return cmp.Compare(a.Key, b.Key) })
+	res, terr := st.ask(ctx, "input", reqs)
+	if terr != nil {
+		return nil, terr
+	}
+	answers := make(map[string]json.RawMessage, len(reqs))
+	for _, r := range reqs {
+		answers[r.Key] = res[r.Key]
+	}
+	out, err := json.Marshal(answers)
+	if err != nil || len(out) > maxTalkBackResultBytes {
+		return nil, toolError("CLIENT_ERROR", fmt.Sprintf("input results of %d bytes are over the limit of %d", len(out), maxTalkBackResultBytes))
+	}
+	return out, nil
+}
+
+// ask checks the call's limits and the client's capabilities, then asks
+// the client. An ErrInputRequired from the client ends the call.
+func (st *callState) ask(ctx context.Context, kind string, reqs []InputRequest) (map[string]json.RawMessage, *ToolError) {
+	st.talkBacks += len(reqs)
+	if st.talkBacks > maxTalkBacksPerCall {
+		return nil, toolError("TOO_MANY_REQUESTS", fmt.Sprintf("a call may make at most %d elicit, sample and input requests", maxTalkBacksPerCall))
+	}
+	for _, r := range reqs {
+		if st.asked[r.Key] {
+			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input key %q was already asked in this call", r.Key))
+		}
+	}
+	if st.client == nil {
+		return nil, toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: no client is attached to this call", kind))
+	}
+	var missing []string
+	for _, r := range reqs {
+		if c := capabilityOf(r.Method); !st.client.Supports(r.Method) && !slices.Contains(missing, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		te := toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: the client did not declare the capability", kind))
+		// The MCP capabilities the call needs, for the client's error (SEP-2575).
+		caps := map[string]struct{}{}
+		for _, c := range missing {
+			caps[c] = struct{}{}
+		}
+		te.Details, _ = json.Marshal(map[string]any{"requiredCapabilities": caps})
 		return nil, te
+	}
+	// A key is asked once per call, so that it means the same question in
+	// every round; a request refused above was never asked.
+	if st.asked == nil {
+		st.asked = map[string]bool{}
+	}
+	for _, r := range reqs {
+		st.asked[r.Key] = true
+	}
+	res, err := st.client.Ask(ctx, reqs)
+	switch {
+	case errors.Is(err, ErrInputRequired):
+		// The plugin never sees this: the call ends here, and the client
+		// calls again with the answers (the tool runs again from the start).
+		panic(&abort{toolError(CodeInputRequired, "the client must answer input requests first")})
 	case ctx.Err() != nil:
 		return nil, toolError(CodeCanceled, kind+" ended with the call")
 	case err != nil:
 		return nil, toolError("CLIENT_ERROR", kind+" failed: "+err.Error())
-	case len(out) > maxTalkBackResultBytes:
-		return nil, toolError("CLIENT_ERROR", fmt.Sprintf("%s result of %d bytes is over the limit of %d", kind, len(out), maxTalkBackResultBytes))
 	}
-	return out, nil
+	size := 0
+	for _, r := range reqs {
+		out, ok := res[r.Key]
+		if !ok || !isJSONObject(out) {
+			return nil, toolError("CLIENT_ERROR", fmt.Sprintf("%s: the client gave no result object for %q", kind, r.Key))
+		}
+		size += len(out)
+	}
+	if size > maxTalkBackResultBytes {
+		return nil, toolError("CLIENT_ERROR", fmt.Sprintf("%s result of %d bytes is over the limit of %d", kind, size, maxTalkBackResultBytes))
+	}
+	return res, nil
 }
 
 func isJSONObject(b []byte) bool {

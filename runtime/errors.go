@@ -21,6 +21,11 @@ const (
 	CodeClosed         = "PLUGIN_CLOSED"
 	CodeCanceled       = "CANCELED"
 	CodeInvalidArgs    = "INVALID_ARGUMENTS"
+	// CodeInputRequired ends a call whose client must answer input requests
+	// (elicit, sample, input) before it can go on: the 2026-07-28 era's
+	// input-required result. The instance is discarded like after any host
+	// error, and the tool runs again from the start on the next round.
+	CodeInputRequired = "INPUT_REQUIRED"
 )
 
 // ErrClosed is returned by calls on a closed plugin or host.

@@ -51,6 +51,8 @@ var hostileTools = []struct {
 	{"fixture_len_overflow", nil},
 	{"fixture_elicit", nil},
 	{"fixture_sample", nil},
+	{"fixture_input", nil},
+	{"fixture_input_twice", nil},
 }
 
 // fixtureManifest is the manifest of testdata/hostile.wat: an apikey

@@ -38,6 +38,7 @@ var hostImports = []hostImport{
 	{"http_request", httpRequest, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i64}},
 	{"elicit", elicit, []api.ValueType{i32, i32}, []api.ValueType{i32}},
 	{"sample", sample, []api.ValueType{i32, i32}, []api.ValueType{i32}},
+	{"input", input, []api.ValueType{i32, i32}, []api.ValueType{i32}},
 }
 
 func hostModule(rt wazero.Runtime) wazero.HostModuleBuilder {
@@ -70,6 +71,7 @@ type callState struct {
 	logs       int
 	requests   int
 	talkBacks  int
+	asked      map[string]bool // input request keys asked in this call
 	lastReport time.Time
 
 	cred *credentialState
@@ -216,14 +218,24 @@ func sample(ctx context.Context, mod api.Module, stack []uint64) {
 	talkBackImport(ctx, mod, stack, "sample")
 }
 
-// talkBackImport serves elicit and sample: the result JSON becomes the
-// pending result and its length is returned; a failure returns minus the
-// length of the pending error JSON.
+func input(ctx context.Context, mod api.Module, stack []uint64) {
+	talkBackImport(ctx, mod, stack, "input")
+}
+
+// talkBackImport serves elicit, sample and input: the result JSON becomes
+// the pending result and its length is returned; a failure returns minus
+// the length of the pending error JSON.
 func talkBackImport(ctx context.Context, mod api.Module, stack []uint64, kind string) {
 	st := stateFrom(ctx)
 	st.requireTool(kind)
 	req := guestBytes(mod, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), kind)
-	out, terr := st.talkBack(ctx, kind, req)
+	var out []byte
+	var terr *ToolError
+	if kind == "input" {
+		out, terr = st.input(ctx, req)
+	} else {
+		out, terr = st.talkBack(ctx, kind, req)
+	}
 	if terr != nil {
 		out, _ = json.Marshal(terr)
 		st.setPending(out)

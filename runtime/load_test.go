@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,12 +39,12 @@ func TestHost_Load_rejects(t *testing.T) {
 			return wat(t, "hostile", withTool(func(m map[string]any) {
 				m["tools"] = append(m["tools"].([]any), map[string]any{"slug": "fixture_ghost", "description": "no export", "inputSchema": map[string]any{"type": "object"}})
 			}))
-		}, []string{"tools[26].export", `no export "fixture_ghost"`}},
+		}, []string{fmt.Sprintf("tools[%d].export", len(hostileTools)), `no export "fixture_ghost"`}},
 		{"tool export reserved", Config{}, func(t *testing.T) []byte {
 			return wat(t, "hostile", withTool(func(m map[string]any) {
 				m["tools"] = append(m["tools"].([]any), map[string]any{"slug": "fixture_alloc", "export": "manifest", "description": "wrong type", "inputSchema": map[string]any{"type": "object"}})
 			}))
-		}, []string{"tools[26].export", "reserved"}},
+		}, []string{fmt.Sprintf("tools[%d].export", len(hostileTools)), "reserved"}},
 		{"initial memory over the page cap", Config{Defaults: limitsWith(DefaultLimits, small), Ceiling: limitsWith(CeilingLimits, small)}, func(t *testing.T) []byte {
 			return wat(t, "hostile", fixtureManifest())
 		}, []string{"compile", "memory"}},

@@ -62,8 +62,9 @@ type Call struct {
 	Input  []byte
 	// Progress receives the plugin's progress reports; nil drops them.
 	Progress func(Progress)
-	// Client is the MCP client for log, elicit and sample; nil means the
-	// call has none (the CLI), and elicit and sample fail with UNSUPPORTED.
+	// Client is the MCP client for log, elicit, sample and input; nil means
+	// the call has none (the CLI), and elicit, sample and input fail with
+	// UNSUPPORTED.
 	Client Client
 }
 
@@ -441,7 +442,7 @@ func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *ToolEr
 	switch {
 	case errors.As(err, &he):
 		te = he.ToolError
-		if he.host {
+		if he.host && te.Code != CodeInputRequired {
 			p.logger.Warn("tool call failed", "tool", t.Slug, "code", te.Code, "error", te.Message)
 		}
 	case !ok:

@@ -108,15 +108,22 @@ func (s *Server) newMCPEndpoint(logger *slog.Logger) (*mcp.Endpoint, error) {
 	if s.cfg.MCPAuthenticator != nil {
 		authenticator = s.cfg.MCPAuthenticator
 	}
+	// Replicas that share the encryption key accept each other's
+	// input-required states.
+	stateKey, err := newKeyring(s.cfg).DeriveKey("mcp request state")
+	if err != nil {
+		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
+	}
 	ep, err := mcp.New(mcp.Options{
-		Catalog:       mcpcatalog.FromRegistry(s.reg, s.nativeIntegrations()...),
-		CurlSessions:  s.curlSessions(),
-		Authenticator: authenticator,
-		Connections:   storeConnections{s},
-		PublicURL:     s.cfg.PublicURL,
-		Surface:       mcp.Surface(s.cfg.ToolSurface),
-		Version:       Version(),
-		Logger:        logger,
+		RequestStateKey: stateKey,
+		Catalog:         mcpcatalog.FromRegistry(s.reg, s.nativeIntegrations()...),
+		CurlSessions:    s.curlSessions(),
+		Authenticator:   authenticator,
+		Connections:     storeConnections{s},
+		PublicURL:       s.cfg.PublicURL,
+		Surface:         mcp.Surface(s.cfg.ToolSurface),
+		Version:         Version(),
+		Logger:          logger,
 		// Every token needs the OAuth server's "mcp" scope; API tokens
 		// carry it (mcp_services.go).
 		RequiredScopes: oauthserver.RequiredScopes(),

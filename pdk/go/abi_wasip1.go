@@ -34,14 +34,20 @@ func importElicit(ptr unsafe.Pointer, size uint32) int32
 //go:wasmimport workbench_v1 sample
 func importSample(ptr unsafe.Pointer, size uint32) int32
 
-// hostTalkBack runs elicit ("elicit") or sample: the pending result on
-// success, the error JSON on failure.
+//go:wasmimport workbench_v1 input
+func importInput(ptr unsafe.Pointer, size uint32) int32
+
+// hostTalkBack runs elicit ("elicit"), sample ("sample") or input
+// ("input"): the pending result on success, the error JSON on failure.
 func hostTalkBack(kind string, req []byte) (result, failure []byte) {
 	var n int32
-	if kind == "elicit" {
+	switch kind {
+	case "elicit":
 		n = importElicit(bytesPtr(req), uint32(len(req)))
-	} else {
+	case "sample":
 		n = importSample(bytesPtr(req), uint32(len(req)))
+	default:
+		n = importInput(bytesPtr(req), uint32(len(req)))
 	}
 	runtime.KeepAlive(req)
 	if n < 0 {

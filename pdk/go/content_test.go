@@ -198,3 +198,57 @@ func TestElicitAndSample(t *testing.T) {
 		t.Fatalf("status %d output %s", status, out)
 	}
 }
+
+func TestInput(t *testing.T) {
+	var asked json.RawMessage
+	host := &TestHost{
+		Input: func(req json.RawMessage) (json.RawMessage, error) {
+			asked = req
+			return json.RawMessage(`{"name":{"action":"accept","content":{"name":"Ada"}},"roots":{"roots":[{"uri":"file:///r"}]}}`), nil
+		},
+	}
+	tool := Tool("demo_input", "Asks twice.", func(Context, struct{}) (map[string]string, error) {
+		res, err := Input(map[string]InputRequest{
+			"name":  ElicitInput("Name?", map[string]any{"type": "object"}),
+			"roots": RootsInput(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"name": string(res["name"]), "roots": string(res["roots"])}, nil
+	})
+	status, out := host.Call(tool, []byte(`{}`))
+	if status != statusOK || !strings.Contains(string(out), `file:///r`) || !strings.Contains(string(out), `Ada`) {
+		t.Fatalf("status %d output %s", status, out)
+	}
+	if string(asked) != `{"name":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object"}}},"roots":{"method":"roots/list"}}` {
+		t.Fatalf("input request %s", asked)
+	}
+	if got := SampleInput(map[string]int{"maxTokens": 1}); got.Method != "sampling/createMessage" {
+		t.Fatalf("SampleInput = %+v", got)
+	}
+
+	tests := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"two missing", (&Error{Code: CodeUnsupported, Message: "no"}).WithDetails(map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}, "elicitation": map[string]any{}}}), []string{"elicitation", "sampling"}},
+		{"no details", &Error{Code: CodeUnsupported, Message: "no client"}, nil},
+		{"another code", (&Error{Code: "CANCELED", Message: "x"}).WithDetails(map[string]any{"requiredCapabilities": map[string]any{"roots": map[string]any{}}}), nil},
+		{"not an Error", errors.New("plain"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MissingCapabilities(tt.err); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("MissingCapabilities = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// Without a handler the input import answers UNSUPPORTED, as the host
+	// does for a call without a client.
+	status, out = (&TestHost{}).Call(tool, []byte(`{}`))
+	if status != statusError || !strings.Contains(string(out), `"code":"UNSUPPORTED"`) {
+		t.Fatalf("status %d output %s", status, out)
+	}
+}

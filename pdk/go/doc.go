@@ -63,7 +63,14 @@
 // Handlers reach the outside world only through [HTTPClient] (the host adds
 // the user's credential; a plugin never sees it), read settings with [Config]
 // and [BaseURL], report through [LogInfo] and its siblings and [Progress],
-// and ask the user or the client's model through [Elicit] and [Sample].
+// and ask the user, the client's model or the client's roots through
+// [Elicit], [Sample] and [Input] (several questions at once, by key).
+//
+// On an MCP 2026-07-28 request the client cannot be asked during a call: an
+// unanswered question ends the call inside Elicit, Sample or Input, and the
+// host runs the tool again from the start once the client has answered. Ask
+// before acting, and keep what happens before the last question repeatable
+// (docs/abi.md, "Input-required results").
 //
 // # Content, resources and prompts
 //

@@ -2,7 +2,9 @@ package pdk
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
 )
 
 // Log levels of the log import.
@@ -78,6 +80,84 @@ func Sample(request any) (json.RawMessage, error) {
 		return nil, Errorf(CodeInvalidArguments, "sampling request: %v", err)
 	}
 	return talkBack("sample", req)
+}
+
+// InputRequest is one question of [Input]: Method is "elicitation/create",
+// "sampling/createMessage" or "roots/list"; Params is its MCP params object
+// (any value that encodes to it; nil for roots/list).
+type InputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params,omitempty"`
+}
+
+// ElicitInput asks the user, as [Elicit] does; its result decodes into an
+// [ElicitResult].
+func ElicitInput(message string, requestedSchema any) InputRequest {
+	return InputRequest{Method: "elicitation/create", Params: struct {
+		Message         string `json:"message"`
+		RequestedSchema any    `json:"requestedSchema"`
+	}{message, requestedSchema}}
+}
+
+// SampleInput asks the client's model, as [Sample] does: params is the
+// params object of sampling/createMessage.
+func SampleInput(params any) InputRequest {
+	return InputRequest{Method: "sampling/createMessage", Params: params}
+}
+
+// RootsInput asks for the client's roots; the result is {"roots": [...]}.
+func RootsInput() InputRequest {
+	return InputRequest{Method: "roots/list"}
+}
+
+// Input asks the MCP client several questions at once and returns its
+// result objects by the same keys (1 to 64 letters, digits, '_', '.', ':'
+// or '-'). Failures are as for [Elicit]; UNSUPPORTED names every missing
+// capability (see [MissingCapabilities]).
+//
+// On a 2026-07-28 request the client cannot be asked during the call: when
+// it has not answered yet, the call ends inside Input (the tool never
+// returns) with an input-required result, and the tool runs again from the
+// start when the client calls back with its answers, which Input, Elicit
+// and Sample then return. A tool must therefore do nothing it cannot repeat
+// before its questions are answered: ask first, act after.
+func Input(requests map[string]InputRequest) (map[string]json.RawMessage, error) {
+	req, err := json.Marshal(requests)
+	if err != nil {
+		return nil, Errorf(CodeInvalidArguments, "input request: %v", err)
+	}
+	res, err := talkBack("input", req)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(res, &out); err != nil {
+		return nil, Errorf(CodeToolError, "input result: %v", err)
+	}
+	return out, nil
+}
+
+// MissingCapabilities returns the client capabilities ("elicitation",
+// "sampling", "roots") an UNSUPPORTED error from [Elicit], [Sample] or
+// [Input] names, sorted; nil for any other error.
+func MissingCapabilities(err error) []string {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeUnsupported {
+		return nil
+	}
+	b, merr := json.Marshal(e.Details)
+	var d struct {
+		RequiredCapabilities map[string]json.RawMessage `json:"requiredCapabilities"`
+	}
+	if merr != nil || json.Unmarshal(b, &d) != nil {
+		return nil
+	}
+	var out []string
+	for c := range d.RequiredCapabilities {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func talkBack(kind string, req []byte) (json.RawMessage, error) {

@@ -33,6 +33,10 @@ type TestHost struct {
 	// without the capability.
 	Elicit func(req json.RawMessage) (json.RawMessage, error)
 	Sample func(req json.RawMessage) (json.RawMessage, error)
+	// Input answers the input import: the request is the map of keyed
+	// requests, the result the map of results by key. Errors and a nil
+	// handler are as for Elicit.
+	Input func(requests json.RawMessage) (json.RawMessage, error)
 
 	mu       sync.Mutex
 	logs     []LogRecord
@@ -228,9 +232,13 @@ func hostTalkBack(kind string, req []byte) (result, failure []byte) {
 	h := activeHost.Load()
 	var handler func(json.RawMessage) (json.RawMessage, error)
 	if h != nil {
-		handler = h.Elicit
-		if kind == "sample" {
+		switch kind {
+		case "elicit":
+			handler = h.Elicit
+		case "sample":
 			handler = h.Sample
+		default:
+			handler = h.Input
 		}
 	}
 	if handler == nil {

@@ -238,6 +238,7 @@ var prompts = []pdk.Prompt{
 		{Name: "resourceUri", Description: "URI of the resource to embed", Required: true},
 	}},
 	{Name: "test_prompt_with_image", Description: "A prompt with an image."},
+	{Name: "test_input_required_result_prompt", Description: "A prompt that asks the user for its context first."},
 }
 
 // getPrompt renders the prompts.
@@ -255,6 +256,8 @@ func getPrompt(req pdk.PromptRequest) (pdk.PromptResult, error) {
 			user(pdk.EmbeddedText(uri, "text/plain", "Embedded resource content for testing.")),
 			user(pdk.Text("Please process the embedded resource above.")),
 		}}, nil
+	case "test_input_required_result_prompt":
+		return inputRequiredPrompt()
 	case "test_prompt_with_image":
 		return pdk.PromptResult{Messages: []pdk.PromptMessage{
 			user(pdk.Image(redPixel, "image/png")),
@@ -274,7 +277,8 @@ func init() {
 		Prompts:           prompts,
 	}, simpleText, imageContent, audioContent, embeddedResource, multipleContent, withLogging, withProgress,
 		errorHandling, sampling, elicitation, elicitationDefaults, elicitationEnums,
-		headerEcho, missingCapability, streamingElicitation, loggingTool)
+		headerEcho, missingCapability, streamingElicitation, loggingTool,
+		irElicitation, irSampling, irListRoots, irRequestState, irTamperedState, irMultipleInputs, irMultiRound, irCapabilities)
 }
 
 //go:wasmexport test_simple_text

@@ -11,6 +11,7 @@
   (import "workbench_v1" "http_request" (func $http_request (param i32 i32 i32 i32) (result i64)))
   (import "workbench_v1" "elicit" (func $elicit (param i32 i32) (result i32)))
   (import "workbench_v1" "sample" (func $sample (param i32 i32) (result i32)))
+  (import "workbench_v1" "input" (func $input (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_prestat_get" (func $fd_prestat_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "path_open" (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "environ_sizes_get" (func $environ_sizes_get (param i32 i32) (result i32)))
@@ -200,6 +201,14 @@
   (func $fixture_sample (param $p i32) (param $n i32) (result i32)
     (call $relay (call $sample (local.get $p) (local.get $n))))
 
+  (func $fixture_input (param $p i32) (param $n i32) (result i32)
+    (call $relay (call $input (local.get $p) (local.get $n))))
+
+  ;; asks the same input twice and relays the second answer
+  (func $fixture_input_twice (param $p i32) (param $n i32) (result i32)
+    (drop (call $input (local.get $p) (local.get $n)))
+    (call $relay (call $input (local.get $p) (local.get $n))))
+
   ;; outputs the pending result of an import that returned $r: a length, or minus the error's length
   (func $relay (param $r i32) (result i32)
     (if (i32.lt_s (local.get $r) (i32.const 0))
@@ -256,4 +265,6 @@
   (export "fixture_len_overflow" (func $fixture_len_overflow))
   (export "fixture_elicit" (func $fixture_elicit))
   (export "fixture_sample" (func $fixture_sample))
+  (export "fixture_input" (func $fixture_input))
+  (export "fixture_input_twice" (func $fixture_input_twice))
 )

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -12,21 +13,23 @@ import (
 )
 
 // sessionClient lets a plugin talk back to the MCP client of its call: log
-// records become notifications/message, elicit and sample become requests
-// to the client, each only when the client declared the capability.
+// records become notifications/message, and on a 2025-era session input
+// requests (elicitation, sampling, roots) become requests to the client,
+// each only when the client declared the capability. A 2026-07-28 request
+// cannot carry server-to-client requests: its direct tool calls, prompts
+// and resource reads use a roundClient instead, and everywhere else (the
+// meta-tool execute_tools) Ask fails with CLIENT_ERROR.
 type sessionClient struct {
-	ctx context.Context
-	ss  *sdk.ServerSession
+	ctx  context.Context
+	ss   *sdk.ServerSession
+	caps *sdk.ClientCapabilities // the request's, which is the session's in the 2025 era
 }
 
 var _ runtime.Client = (*sessionClient)(nil)
 
-func (c *sessionClient) capabilities() *sdk.ClientCapabilities {
-	if p := c.ss.InitializeParams(); p != nil {
-		return p.Capabilities
-	}
-	return nil
-}
+// errNoRoundTrip is Ask's failure where a 2026-07-28 request cannot end
+// with an input-required result.
+var errNoRoundTrip = errors.New("the 2026-07-28 protocol sends input requests only in the result of a direct tool call, prompts/get or resources/read; call the tool directly")
 
 // Log forwards a plugin log record; the SDK drops it below the level the
 // client set with logging/setLevel.
@@ -47,36 +50,94 @@ func mcpLevel(l slog.Level) sdk.LoggingLevel {
 	}
 }
 
-// Elicit asks the user through a form elicitation.
-func (c *sessionClient) Elicit(ctx context.Context, req runtime.ElicitRequest) (runtime.ElicitResult, error) {
-	if caps := c.capabilities(); caps == nil || caps.Elicitation == nil {
-		return runtime.ElicitResult{}, runtime.ErrUnsupported
+// Supports reports whether the client declared the capability of method.
+func (c *sessionClient) Supports(method string) bool {
+	return supports(c.caps, method)
+}
+
+func supports(caps *sdk.ClientCapabilities, method string) bool {
+	if caps == nil {
+		return false
 	}
-	res, err := c.ss.Elicit(ctx, &sdk.ElicitParams{Mode: "form", Message: req.Message, RequestedSchema: req.RequestedSchema})
-	if err != nil {
-		return runtime.ElicitResult{}, err
+	switch method {
+	case runtime.MethodElicit:
+		return caps.Elicitation != nil
+	case runtime.MethodSample:
+		return caps.Sampling != nil
+	case runtime.MethodListRoots:
+		return caps.RootsV2 != nil
 	}
-	out := runtime.ElicitResult{Action: res.Action}
-	if res.Content != nil {
-		if out.Content, err = json.Marshal(res.Content); err != nil {
-			return runtime.ElicitResult{}, fmt.Errorf("elicitation content: %w", err)
+	return false
+}
+
+// Ask sends the requests to the client one after the other, in order.
+func (c *sessionClient) Ask(ctx context.Context, reqs []runtime.InputRequest) (map[string]json.RawMessage, error) {
+	if isNewEra(c.ss) {
+		return nil, errNoRoundTrip
+	}
+	out := make(map[string]json.RawMessage, len(reqs))
+	for _, r := range reqs {
+		ir, err := sdkInputRequest(r)
+		if err != nil {
+			return nil, err
+		}
+		var res any
+		switch p := ir.(type) {
+		case *sdk.ElicitParams:
+			res, err = c.ss.Elicit(ctx, p)
+		case *sdk.CreateMessageParams:
+			res, err = c.ss.CreateMessage(ctx, p)
+		case *sdk.CreateMessageWithToolsParams:
+			res, err = c.ss.CreateMessageWithTools(ctx, p)
+		case *sdk.ListRootsParams:
+			res, err = c.ss.ListRoots(ctx, p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out[r.Key], err = json.Marshal(res); err != nil {
+			return nil, fmt.Errorf("%s result: %w", r.Method, err)
 		}
 	}
 	return out, nil
 }
 
-// Sample forwards a sampling/createMessage request.
-func (c *sessionClient) Sample(ctx context.Context, request json.RawMessage) (json.RawMessage, error) {
-	if caps := c.capabilities(); caps == nil || caps.Sampling == nil {
-		return nil, runtime.ErrUnsupported
+// isNewEra reports whether a session serves a 2026-07-28 (or later)
+// request, which has no way to send requests to the client.
+func isNewEra(ss *sdk.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= newEra
+}
+
+// sdkInputRequest decodes a plugin's input request into the SDK's params.
+// Elicitation without a mode is a form; sampling takes single or listed
+// content.
+func sdkInputRequest(r runtime.InputRequest) (sdk.InputRequest, error) {
+	switch r.Method {
+	case runtime.MethodElicit:
+		var p sdk.ElicitParams
+		if err := json.Unmarshal(r.Params, &p); err != nil {
+			return nil, fmt.Errorf("elicitation request %q: %w", r.Key, err)
+		}
+		if p.Mode == "" {
+			p.Mode = "form"
+			if p.URL != "" {
+				p.Mode = "url"
+			}
+		}
+		return &p, nil
+	case runtime.MethodSample:
+		var p sdk.CreateMessageParams
+		if err := json.Unmarshal(r.Params, &p); err == nil {
+			return &p, nil
+		}
+		var pt sdk.CreateMessageWithToolsParams
+		if err := json.Unmarshal(r.Params, &pt); err != nil {
+			return nil, fmt.Errorf("sampling request %q: %w", r.Key, err)
+		}
+		return &pt, nil
+	case runtime.MethodListRoots:
+		return &sdk.ListRootsParams{}, nil
 	}
-	var params sdk.CreateMessageParams
-	if err := json.Unmarshal(request, &params); err != nil {
-		return nil, fmt.Errorf("sampling request: %w", err)
-	}
-	res, err := c.ss.CreateMessage(ctx, &params)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(res)
+	return nil, fmt.Errorf("input request %q: unknown method %q", r.Key, r.Method)
 }

@@ -167,22 +167,6 @@ var knownGaps = map[string]string{
 	// tools of their own ("greet", "slow_compute", "failing_job") and need
 	// capabilities.extensions.
 	"tasks-": "tasks extension not implemented",
-	// Input-required results (SEP-2322): a tool returns inputRequests and is
-	// called again with inputResponses and a requestState. ABI v1 tools ask
-	// the client synchronously (elicit, sample) inside one call, which the
-	// stateless era cannot carry; the scenarios' fixture tools need an ABI
-	// for multi-round results first. The four scenarios that need no
-	// fixture tool pass and are required below.
-	"input-required-result-basic-elicitation":       "needs an ABI for input-required results",
-	"input-required-result-basic-sampling":          "needs an ABI for input-required results",
-	"input-required-result-basic-list-roots":        "needs an ABI for input-required results",
-	"input-required-result-request-state":           "needs an ABI for input-required results",
-	"input-required-result-multiple-input-requests": "needs an ABI for input-required results",
-	"input-required-result-multi-round":             "needs an ABI for input-required results",
-	"input-required-result-non-tool-request":        "needs an ABI for input-required results",
-	"input-required-result-result-type":             "needs an ABI for input-required results",
-	"input-required-result-tampered-state":          "needs an ABI for input-required results",
-	"input-required-result-capability-check":        "needs an ABI for input-required results",
 }
 
 // knownGap returns the reason a scenario is expected to fail, or "", and
@@ -224,7 +208,7 @@ func TestConformance(t *testing.T) {
 		{"0.1.16 active", filepath.Join("@modelcontextprotocol", "conformance"),
 			[]string{"--url", base + "/mcp", "--spec-version", "2025-11-25"}, 30, 30},
 		{"0.2.0 2026-07-28", "conformance-next",
-			[]string{"--url", base + "/mcp", "--requirements", "2026-07-28", "--timeout", "10000"}, 50, 31},
+			[]string{"--url", base + "/mcp", "--requirements", "2026-07-28", "--timeout", "10000"}, 50, 41},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {

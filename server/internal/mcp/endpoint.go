@@ -18,6 +18,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
 )
 
 // Surface says which tools tools/list advertises.
@@ -72,6 +73,11 @@ type Options struct {
 	PageSize int
 	// SessionIdle closes 2025-era sessions idle this long; zero means DefaultSessionIdle.
 	SessionIdle time.Duration
+	// RequestStateKey signs the requestState of input-required results
+	// (2026-07-28 era; at least 32 bytes). Nil means a random key per
+	// process: replicas that share clients need one shared key, or a retry
+	// reaching another replica is refused.
+	RequestStateKey []byte
 	// Version is reported as the server's version.
 	Version string
 	// Logger receives the endpoint's logs; nil discards.
@@ -87,6 +93,7 @@ type Endpoint struct {
 	server    *sdk.Server
 	handler   http.Handler
 	guard     *hostGuard
+	states    *roundstate.Sealer
 	stateful  *sdk.StreamableHTTPHandler
 	stateless *sdk.StreamableHTTPHandler
 
@@ -151,8 +158,13 @@ func New(opts Options) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	states, err := roundstate.New(opts.RequestStateKey, 0)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: request state: %w", err)
+	}
 	closing, endCalls := context.WithCancel(context.Background())
 	e := &Endpoint{
+		states:   states,
 		closing:  closing,
 		endCalls: endCalls,
 		opts:     opts,
@@ -336,7 +348,7 @@ func peerOf(ctx context.Context, req *sdk.CallToolRequest) metatools.Peer {
 	if req.Session == nil {
 		return metatools.Peer{}
 	}
-	peer := metatools.Peer{Client: &sessionClient{ctx: ctx, ss: req.Session}}
+	peer := metatools.Peer{Client: &sessionClient{ctx: ctx, ss: req.Session, caps: req.ClientCapabilities()}}
 	if token := req.Params.GetProgressToken(); token != nil {
 		peer.Progress = func(progress, total float64, message string) {
 			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{

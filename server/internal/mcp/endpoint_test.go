@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,6 +48,8 @@ type env struct {
 	conns    *mcptest.Connections
 	canceled chan error    // causes of demo_block calls that ended
 	blocked  chan struct{} // a demo_block call started
+
+	confirmRuns atomic.Int32 // runs of demo_confirm
 }
 
 func demoIntegrations(e *env) []*catalog.Integration {
@@ -77,11 +80,21 @@ func demoIntegrations(e *env) []*catalog.Integration {
 		},
 		"demo_confirm": func(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
 			c.Client.Log(slog.LevelWarn, "about to delete")
-			res, err := c.Client.Elicit(ctx, runtime.ElicitRequest{Message: "Delete it?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}}}`)})
-			if err != nil {
-				return nil, &runtime.ToolError{Code: "UNSUPPORTED", Message: err.Error()}
+			// As the runtime does for the elicit import.
+			e.confirmRuns.Add(1)
+			if !c.Client.Supports(runtime.MethodElicit) {
+				return nil, &runtime.ToolError{Code: "UNSUPPORTED", Message: "elicit: the client did not declare the capability",
+					Details: json.RawMessage(`{"requiredCapabilities":{"elicitation":{}}}`)}
 			}
-			return json.Marshal(res)
+			res, err := c.Client.Ask(ctx, []runtime.InputRequest{{Key: "confirm", Method: runtime.MethodElicit,
+				Params: json.RawMessage(`{"message":"Delete it?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}}}}`)}})
+			switch {
+			case errors.Is(err, runtime.ErrInputRequired):
+				return nil, &runtime.ToolError{Code: runtime.CodeInputRequired, Message: "input required"}
+			case err != nil:
+				return nil, &runtime.ToolError{Code: "CLIENT_ERROR", Message: err.Error()}
+			}
+			return res["confirm"], nil
 		},
 	})
 	gh := mcptest.Manifest("github", manifest.ModeOAuth2, mcptest.Tool("github_list_pulls", "List pull requests", "Lists pull requests.", ""))
@@ -534,8 +547,95 @@ func TestEndpoint_TalkBack(t *testing.T) {
 	}
 
 	plain := connect(t, e.url, aliceToken, legacyEra, nil)
-	var failed map[string]any
-	if res := callJSON(t, plain, "demo_confirm", map[string]any{}, &failed); !res.IsError || !strings.Contains(fmt.Sprint(failed), "did not declare") {
-		t.Fatalf("without elicitation: %+v %v", res, failed)
+	if _, err := plain.CallTool(context.Background(), &sdk.CallToolParams{Name: "demo_confirm", Arguments: map[string]any{}}); !isRPCError(err, sdk.CodeMissingRequiredClientCapabilities) || !strings.Contains(err.Error(), "did not declare") {
+		t.Fatalf("without elicitation: %v", err)
+	}
+}
+
+// TestEndpoint_InputRequired: in the 2026-07-28 era a tool that asks the
+// user ends its round with an input-required result and a signed
+// requestState; the client's retry with the answers runs it again to the
+// end, and a state that was tampered with, belongs to other arguments or
+// another user is refused with invalid params.
+func TestEndpoint_InputRequired(t *testing.T) {
+	e := start(t, mcp.Options{Surface: mcp.SurfaceBoth})
+	e.tokens.Add(bobToken, bob)
+	ctx := context.Background()
+
+	// The go-sdk client answers input-required results by itself.
+	auto := connect(t, e.url, aliceToken, newEra, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			if r.Params.Message != "Delete it?" {
+				return nil, fmt.Errorf("unexpected question %q", r.Params.Message)
+			}
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		},
+	})
+	var got map[string]any
+	res := callJSON(t, auto, "demo_confirm", map[string]any{}, &got)
+	if res.IsError || got["action"] != "accept" || e.confirmRuns.Load() != 2 {
+		t.Fatalf("confirm = %+v %v after %d runs, want accept after 2", res, got, e.confirmRuns.Load())
+	}
+
+	manual := func(token string, caps *sdk.ClientCapabilities) *sdk.ClientSession {
+		return connect(t, e.url, token, newEra, &sdk.ClientOptions{
+			MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+			Capabilities:   caps,
+			ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				return nil, errors.New("not used")
+			},
+		})
+	}
+	cs := manual(aliceToken, nil)
+	first, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "demo_confirm", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, ok := first.InputRequests["confirm"].(*sdk.ElicitParams)
+	if !first.NeedsInput() || !ok || ep.Message != "Delete it?" || first.RequestState == "" || len(first.Content) != 0 {
+		t.Fatalf("round 1 = %+v, want an input-required result asking to confirm", first)
+	}
+	answer := sdk.InputResponseMap{"confirm": &sdk.ElicitResult{Action: "decline"}}
+	tests := []struct {
+		name  string
+		cs    *sdk.ClientSession
+		args  map[string]any
+		state string
+		code  int64 // 0: the call completes
+	}{
+		{"tampered", cs, map[string]any{}, first.RequestState + "-TAMPERED", -32602},
+		{"other arguments", cs, map[string]any{"x": 1}, first.RequestState, -32602},
+		{"other user", manual(bobToken, nil), map[string]any{}, first.RequestState, -32602},
+		{"not ours", cs, map[string]any{}, "eyJhIjoxfQ", -32602},
+		{"answered", cs, map[string]any{}, first.RequestState, 0},
+		{"answered without state", cs, map[string]any{}, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.cs.CallTool(ctx, &sdk.CallToolParams{Name: "demo_confirm", Arguments: tt.args, InputResponses: answer, RequestState: tt.state})
+			if tt.code != 0 {
+				if !isRPCError(err, tt.code) {
+					t.Fatalf("got %+v, %v; want JSON-RPC error %d", res, err, tt.code)
+				}
+				return
+			}
+			if err != nil || res.NeedsInput() || res.IsError || !strings.Contains(fmt.Sprint(res.StructuredContent), "decline") {
+				t.Fatalf("got %+v, %v; want the declined answer", res, err)
+			}
+		})
+	}
+
+	// execute_tools cannot end in an input-required result: the plugin is
+	// told to have the tool called directly.
+	var exec metatools.ExecuteOutput
+	callJSON(t, auto, "execute_tools", map[string]any{"executions": []any{map[string]any{"tool": "demo_confirm"}}}, &exec)
+	if len(exec.Results) != 1 || exec.Results[0].Error == nil || exec.Results[0].Error.Reason != "CLIENT_ERROR" || !strings.Contains(exec.Results[0].Error.Message, "call the tool directly") {
+		t.Fatalf("execute_tools in the 2026-07-28 era = %+v", exec)
+	}
+
+	// A client without elicitation is told what to declare.
+	plain := connect(t, e.url, aliceToken, newEra, nil)
+	if _, err := plain.CallTool(ctx, &sdk.CallToolParams{Name: "demo_confirm", Arguments: map[string]any{}}); !isRPCError(err, sdk.CodeMissingRequiredClientCapabilities) || !strings.Contains(err.Error(), "did not declare") {
+		t.Fatalf("without elicitation: %v", err)
 	}
 }

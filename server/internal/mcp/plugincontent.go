@@ -219,8 +219,17 @@ func (e *Endpoint) readPluginResource(ctx context.Context, req *sdk.ReadResource
 	if err != nil {
 		return nil, err
 	}
-	out, terr := e.callExport(ctx, p.UserID, integration, export, input, req.Session)
+	client, round, err := e.contentClient(ctx, req.Session, req.ClientCapabilities(), bindingOf(p.UserID, "resources/read", uri, nil), req.Params.InputResponses, req.Params.RequestState)
+	if err != nil {
+		return nil, err
+	}
+	out, terr := e.callExport(ctx, p.UserID, integration, export, input, client)
 	if terr != nil {
+		if reqs, state, ok, err := round.inputRequired(e.states, terr.Code); ok {
+			return &sdk.ReadResourceResult{InputRequests: reqs, RequestState: state}, nil
+		} else if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the answers given so far are too large to carry to the next round: " + err.Error()}
+		}
 		if terr.Code == "NOT_FOUND" || terr.Code == runtime.CodeUnknownTool {
 			return nil, sdk.ResourceNotFoundError(uri)
 		}
@@ -276,8 +285,17 @@ func (e *Endpoint) getPluginPrompt(ctx context.Context, req *sdk.GetPromptReques
 	if err != nil {
 		return nil, err
 	}
-	out, terr := e.callExport(ctx, p.UserID, pp.integration, pp.spec.ExportName(), input, req.Session)
+	client, round, err := e.contentClient(ctx, req.Session, req.ClientCapabilities(), bindingOf(p.UserID, "prompts/get", name, req.Params.Arguments), req.Params.InputResponses, req.Params.RequestState)
+	if err != nil {
+		return nil, err
+	}
+	out, terr := e.callExport(ctx, p.UserID, pp.integration, pp.spec.ExportName(), input, client)
 	if terr != nil {
+		if reqs, state, ok, err := round.inputRequired(e.states, terr.Code); ok {
+			return &sdk.GetPromptResult{InputRequests: reqs, RequestState: state}, nil
+		} else if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the answers given so far are too large to carry to the next round: " + err.Error()}
+		}
 		code := int64(jsonrpc.CodeInternalError)
 		if terr.Code == runtime.CodeInvalidArgs {
 			code = jsonrpc.CodeInvalidParams
@@ -308,8 +326,17 @@ func (e *Endpoint) getPluginPrompt(ctx context.Context, req *sdk.GetPromptReques
 	return res, nil
 }
 
+// contentClient is the runtime.Client of a prompt or resource export: nil
+// without a session, else as clientFor decides.
+func (e *Endpoint) contentClient(ctx context.Context, ss *sdk.ServerSession, caps *sdk.ClientCapabilities, binding string, responses sdk.InputResponseMap, state string) (runtime.Client, *roundClient, error) {
+	if ss == nil {
+		return nil, nil, nil
+	}
+	return e.clientFor(&sessionClient{ctx: ctx, ss: ss, caps: caps}, binding, responses, state)
+}
+
 // callExport runs a resource or prompt export of an integration for a user.
-func (e *Endpoint) callExport(ctx context.Context, user, integration, export string, input []byte, ss *sdk.ServerSession) (json.RawMessage, *runtime.ToolError) {
+func (e *Endpoint) callExport(ctx context.Context, user, integration, export string, input []byte, client runtime.Client) (json.RawMessage, *runtime.ToolError) {
 	ctx, cancel := e.scoped(ctx)
 	defer cancel()
 	v, release := e.opts.Catalog.Acquire()
@@ -318,10 +345,7 @@ func (e *Endpoint) callExport(ctx context.Context, user, integration, export str
 	if !ok {
 		return nil, &runtime.ToolError{Code: runtime.CodeUnknownTool, Message: fmt.Sprintf("integration %s is no longer loaded", integration)}
 	}
-	call := runtime.Call{Export: export, UserID: user, Input: input}
-	if ss != nil {
-		call.Client = &sessionClient{ctx: ctx, ss: ss}
-	}
+	call := runtime.Call{Export: export, UserID: user, Input: input, Client: client}
 	out, err := in.Caller.Call(ctx, call)
 	if err != nil {
 		var terr *runtime.ToolError

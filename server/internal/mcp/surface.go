@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
@@ -112,8 +113,23 @@ func (e *Endpoint) directHandler(tool catalog.Tool) sdk.ToolHandler {
 		}
 		ctx, cancel := e.scoped(ctx)
 		defer cancel()
-		out, terr := e.tools.Call(ctx, p, slug, req.Params.Arguments, peerOf(ctx, req))
+		peer := peerOf(ctx, req)
+		var round *roundClient
+		if sc, ok := peer.Client.(*sessionClient); ok {
+			binding := bindingOf(p.UserID, "tools/call", slug, req.Params.Arguments)
+			client, rc, err := e.clientFor(sc, binding, req.Params.InputResponses, req.Params.RequestState)
+			if err != nil {
+				return nil, err
+			}
+			peer.Client, round = client, rc
+		}
+		out, terr := e.tools.Call(ctx, p, slug, req.Params.Arguments, peer)
 		if terr != nil {
+			if reqs, state, ok, err := round.inputRequired(e.states, terr.Reason); ok {
+				return &sdk.CallToolResult{InputRequests: reqs, RequestState: state}, nil
+			} else if err != nil {
+				return errorResult(&metatools.Error{Code: metatools.CodeToolError, Reason: runtime.CodeInputRequired, Message: "the answers given so far are too large to carry to the next round: " + err.Error()}), nil
+			}
 			if missing := missingCapability(terr); missing != nil {
 				return nil, missing
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -68,6 +69,7 @@ type Keyring struct {
 
 	mu        sync.Mutex
 	loaded    bool
+	current   []byte // the current key, for DeriveKey
 	currentID string
 	aeads     map[string]cipher.AEAD // by key id
 }
@@ -126,6 +128,16 @@ func (k *Keyring) CurrentKeyID() (string, error) {
 		return "", err
 	}
 	return k.currentID, nil
+}
+
+// DeriveKey returns a 32-byte key for purpose, derived from the current key
+// with HKDF-SHA256, loading the keys if needed: every server that shares the
+// encryption key derives the same key, and rotating it changes the key.
+func (k *Keyring) DeriveKey(purpose string) ([]byte, error) {
+	if err := k.load(); err != nil {
+		return nil, err
+	}
+	return hkdf.Key(sha256.New, k.current, nil, "workbench "+purpose, KeySize)
 }
 
 // Seal encrypts plaintext under the current key, bound to aad, and returns
@@ -225,7 +237,7 @@ func (k *Keyring) load() error {
 		}
 		aeads[KeyID(key)] = aead
 	}
-	k.currentID, k.aeads, k.loaded = KeyID(current), aeads, true
+	k.current, k.currentID, k.aeads, k.loaded = current, KeyID(current), aeads, true
 	return nil
 }
 

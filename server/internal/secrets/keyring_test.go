@@ -336,3 +336,33 @@ func TestRotateKeyFile(t *testing.T) {
 		t.Fatal("rotating a missing key file succeeded")
 	}
 }
+
+func TestKeyring_DeriveKey(t *testing.T) {
+	a := NewKeyring(Config{Key: bytes.Repeat([]byte{1}, KeySize)})
+	b := NewKeyring(Config{Key: bytes.Repeat([]byte{1}, KeySize)})
+	other := NewKeyring(Config{Key: bytes.Repeat([]byte{2}, KeySize)})
+	derive := func(k *Keyring, purpose string) []byte {
+		t.Helper()
+		key, err := k.DeriveKey(purpose)
+		if err != nil || len(key) != KeySize {
+			t.Fatalf("DeriveKey(%q) = %d bytes, %v", purpose, len(key), err)
+		}
+		return key
+	}
+	state := derive(a, "mcp request state")
+	if !bytes.Equal(state, derive(b, "mcp request state")) {
+		t.Error("two keyrings with one key derive different keys")
+	}
+	if bytes.Equal(state, derive(a, "something else")) {
+		t.Error("two purposes derive the same key")
+	}
+	if bytes.Equal(state, derive(other, "mcp request state")) {
+		t.Error("two encryption keys derive the same key")
+	}
+	if bytes.Equal(state, bytes.Repeat([]byte{1}, KeySize)) {
+		t.Error("the derived key is the encryption key")
+	}
+	if _, err := NewKeyring(Config{}).DeriveKey("x"); !errors.Is(err, ErrKey) {
+		t.Errorf("DeriveKey without a key = %v, want ErrKey", err)
+	}
+}

@@ -121,30 +121,10 @@ var (
 			}
 			return text("Client roots: " + rootURIs(answer)), nil
 		}, pdk.TimeoutMs(60000))
-	irRequestState = pdk.Tool("test_input_required_result_request_state", "Asks for a confirmation carried across rounds in the signed request state.",
-		func(pdk.Context, none) (pdk.Content, error) {
-			answer, err := ask("confirm", pdk.ElicitInput("Please confirm", confirmSchema))
-			if err != nil {
-				return pdk.Content{}, err
-			}
-			ok, err := elicitedValue(answer, "ok")
-			if err != nil {
-				return pdk.Content{}, err
-			}
-			return text("state-ok: confirmed=" + ok), nil
-		}, pdk.TimeoutMs(60000))
-	irTamperedState = pdk.Tool("test_input_required_result_tampered_state", "Asks for a confirmation; the host refuses a request state that was tampered with.",
-		func(pdk.Context, none) (pdk.Content, error) {
-			answer, err := ask("confirm", pdk.ElicitInput("Please confirm", confirmSchema))
-			if err != nil {
-				return pdk.Content{}, err
-			}
-			ok, err := elicitedValue(answer, "ok")
-			if err != nil {
-				return pdk.Content{}, err
-			}
-			return text("confirmed=" + ok), nil
-		}, pdk.TimeoutMs(60000))
+	irRequestState = confirmTool("test_input_required_result_request_state",
+		"Asks for a confirmation carried across rounds in the signed request state.", "state-ok: confirmed=")
+	irTamperedState = confirmTool("test_input_required_result_tampered_state",
+		"Asks for a confirmation; the host refuses a request state that was tampered with.", "confirmed=")
 	irMultipleInputs = pdk.Tool("test_input_required_result_multiple_inputs", "Asks a name, a greeting and the roots at once.",
 		func(pdk.Context, none) (pdk.Content, error) {
 			res, err := pdk.Input(map[string]pdk.InputRequest{
@@ -265,4 +245,21 @@ func testInputRequiredResultMultiRound(ptr, size uint32) uint32 { return irMulti
 //go:wasmexport test_input_required_result_capabilities
 func testInputRequiredResultCapabilities(ptr, size uint32) uint32 {
 	return irCapabilities.Run(ptr, size)
+}
+
+// confirmTool asks the user to confirm and answers prefix plus the "ok"
+// value the client sent back.
+func confirmTool(slug, description, prefix string) *pdk.ToolDef {
+	return pdk.Tool(slug, description,
+		func(pdk.Context, none) (pdk.Content, error) {
+			answer, err := ask("confirm", pdk.ElicitInput("Please confirm", confirmSchema))
+			if err != nil {
+				return pdk.Content{}, err
+			}
+			ok, err := elicitedValue(answer, "ok")
+			if err != nil {
+				return pdk.Content{}, err
+			}
+			return text(prefix + ok), nil
+		}, pdk.TimeoutMs(60000))
 }

@@ -107,7 +107,7 @@ func (a *Admin) user(ctx context.Context, email string) (store.User, error) {
 // only now. The user has no password until they set one in the portal (sign
 // in first with LoginLink).
 func (a *Admin) AddUser(ctx context.Context, email string, isAdmin bool) (UserInfo, string, error) {
-	u, token, err := accounts.AddUser(ctx, a.store, accounts.NewUser{Email: email, IsAdmin: isAdmin, TokenName: "cli"})
+	u, token, err := accounts.AddUser(ctx, a.store, nil, accounts.NewUser{Email: email, IsAdmin: isAdmin, TokenName: "cli"})
 	if err != nil {
 		return UserInfo{}, "", adminError(err, ErrNoUser)
 	}

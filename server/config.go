@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/workbench-dev/workbench/server/internal/clientaddr"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 )
 
@@ -86,6 +87,15 @@ type Config struct {
 	// (JOTS_UPLOAD_TTL_SECONDS); zero means 5 minutes.
 	JotUploadTTL time.Duration
 
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client, for rate limits by address (TRUSTED_PROXIES: addresses
+	// and CIDR prefixes, comma-separated); zero trusts none.
+	TrustedProxies clientaddr.Resolver
+	// PasswordHashConcurrency bounds the password hashes and checks (64 MiB
+	// each) running at once (PASSWORD_HASH_CONCURRENCY); zero means the
+	// number of CPUs.
+	PasswordHashConcurrency int
+
 	// MCPAuthenticator resolves the bearer tokens of /mcp requests. It is not
 	// read from the environment; nil means the API tokens in the store.
 	MCPAuthenticator mcp.Authenticator
@@ -143,6 +153,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"JOTS_MAX_BYTES", 1, 1 << 30, func(v int64) { cfg.JotMaxBytes = v }},
 		{"JOTS_MAX_FILES", 1, 100000, func(v int64) { cfg.JotMaxFiles = int(v) }},
 		{"JOTS_UPLOAD_TTL_SECONDS", 1, 86400, func(v int64) { cfg.JotUploadTTL = time.Duration(v) * time.Second }},
+		{"PASSWORD_HASH_CONCURRENCY", 1, 256, func(v int64) { cfg.PasswordHashConcurrency = int(v) }},
 	} {
 		v := getenv(n.name)
 		if v == "" {
@@ -153,6 +164,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: %s: %q is not a whole number from %d to %d", ErrConfig, n.name, v, n.min, n.max)
 		}
 		n.set(x)
+	}
+	if v := getenv("TRUSTED_PROXIES"); v != "" {
+		r, err := clientaddr.Parse(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: TRUSTED_PROXIES: %v", ErrConfig, err)
+		}
+		cfg.TrustedProxies = r
 	}
 	if v := getenv("EGRESS_ALLOW_PRIVATE"); v != "" {
 		allow, err := strconv.ParseBool(v)

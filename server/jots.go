@@ -20,7 +20,8 @@ func jotLimits(cfg Config) jots.Limits {
 
 // openJots mounts /j/<name>/ and the upload URL over the store in st.
 func (s *Server) openJots(ctx context.Context, st *state) error {
-	svc, err := jots.New(jots.Options{Store: st.store, PublicURL: s.cfg.PublicURL, Limits: jotLimits(s.cfg), Logger: s.logger.With("component", "jots")})
+	svc, err := jots.New(jots.Options{Store: st.store, PublicURL: s.cfg.PublicURL, Limits: jotLimits(s.cfg),
+		Passwords: s.passwords, ClientAddr: s.cfg.TrustedProxies, Logger: s.logger.With("component", "jots")})
 	if err != nil {
 		return err
 	}

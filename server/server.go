@@ -23,6 +23,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/mcp/fiberbridge"
 	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/registry"
+	"github.com/workbench-dev/workbench/server/internal/secrets"
 )
 
 // Timeouts of the HTTP server and of shutdown.
@@ -43,8 +44,9 @@ type Server struct {
 	reg    *registry.Registry
 	mcp    *mcp.Endpoint // /mcp
 
-	announce io.Writer // where the first-start notice goes (AnnounceTo)
-	state    *state    // the store and its services, set by Run before Ready
+	announce  io.Writer          // where the first-start notice goes (AnnounceTo)
+	passwords *secrets.Passwords // every password hash and check, under one bound
+	state     *state             // the store and its services, set by Run before Ready
 
 	started atomic.Bool
 	loading atomic.Bool
@@ -76,6 +78,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		logger: logger,
 		reg:    registry.New(logger.With("component", "registry")),
 		ready:  make(chan struct{}),
+
+		passwords: secrets.NewPasswords(secrets.PasswordOptions{Concurrency: cfg.PasswordHashConcurrency}),
 
 		announce: os.Stdout,
 	}

@@ -102,8 +102,10 @@ func (s *Server) openState(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
-	p, err := portal.New(portal.Options{Store: st, Catalog: cat, Connections: conns, Connector: svc, PublicURL: s.cfg.PublicURL,
-		Logger: s.logger.With("component", "portal")})
+	p, err := portal.New(portal.Options{Store: st, Catalog: cat, Connections: conns, Connector: svc,
+		SignIn: accounts.NewSignIn(st, s.passwords, accounts.SignInOptions{}), Passwords: s.passwords, ClientAddr: s.cfg.TrustedProxies,
+		PublicURL: s.cfg.PublicURL,
+		Logger:    s.logger.With("component", "portal")})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -27,12 +26,13 @@ type NewUser struct {
 }
 
 // AddUser creates a user and its first API token, and returns the token:
-// the only time it exists in clear.
-func AddUser(ctx context.Context, st store.Store, nu NewUser) (store.User, string, error) {
+// the only time it exists in clear. pw hashes the password; it may be nil
+// when nu has none.
+func AddUser(ctx context.Context, st store.Store, pw *secrets.Passwords, nu NewUser) (store.User, string, error) {
 	var hash string
 	if nu.Password != "" {
 		var err error
-		if hash, err = secrets.HashPassword(nu.Password); err != nil {
+		if hash, err = pw.Hash(ctx, nu.Password); err != nil {
 			return store.User{}, "", err
 		}
 	}
@@ -61,7 +61,7 @@ func EnsureAdmin(ctx context.Context, st store.Store) (u store.User, token strin
 	if err != nil || n > 0 {
 		return store.User{}, "", false, err
 	}
-	u, token, err = AddUser(ctx, st, NewUser{Email: FirstAdminEmail, IsAdmin: true, TokenName: "first start"})
+	u, token, err = AddUser(ctx, st, nil, NewUser{Email: FirstAdminEmail, IsAdmin: true, TokenName: "first start"})
 	if errors.Is(err, store.ErrConflict) {
 		return store.User{}, "", false, nil
 	}
@@ -95,49 +95,9 @@ func Authenticate(ctx context.Context, st store.Store, bearer string) (store.Tok
 	return t, err
 }
 
-// dummyHash is verified when the email is unknown, so a login takes as long
-// whether or not the account exists.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := secrets.HashPassword("workbench timing equaliser")
-	return h
-})
-
-// Login checks an email and password and returns the user, or an error
-// wrapping ErrUnauthenticated that does not say which was wrong.
-func Login(ctx context.Context, st store.Store, tenantID, email, password string) (store.User, error) {
-	fail := fmt.Errorf("accounts: wrong email or password: %w", ErrUnauthenticated)
-	if tenantID == "" {
-		tenantID = store.DefaultTenant
-	}
-	u, err := st.UserByEmail(ctx, tenantID, email)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-		_, _ = secrets.VerifyPassword(password, dummyHash())
-		return store.User{}, fail
-	}
-	if err != nil {
-		return store.User{}, err
-	}
-	hash, err := st.PasswordHash(ctx, u.ID)
-	if err != nil {
-		return store.User{}, err
-	}
-	if hash == "" {
-		_, _ = secrets.VerifyPassword(password, dummyHash())
-		return store.User{}, fail
-	}
-	ok, err := secrets.VerifyPassword(password, hash)
-	if err != nil {
-		return store.User{}, err
-	}
-	if !ok {
-		return store.User{}, fail
-	}
-	return u, nil
-}
-
 // SetPassword hashes and stores a user's new password.
-func SetPassword(ctx context.Context, st store.Store, userID, password string) error {
-	hash, err := secrets.HashPassword(password)
+func SetPassword(ctx context.Context, st store.Store, pw *secrets.Passwords, userID, password string) error {
+	hash, err := pw.Hash(ctx, password)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,9 @@ import (
 
 var ctx = context.Background()
 
+// testPasswords hashes with a real but cheap argon2id cost.
+var testPasswords = secrets.NewPasswords(secrets.PasswordOptions{Cost: secrets.PasswordCost{Time: 1, MemoryKiB: 64, Threads: 1}})
+
 func openStore(t *testing.T) store.Store {
 	t.Helper()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wb.db"))
@@ -28,7 +31,7 @@ func openStore(t *testing.T) store.Store {
 
 func TestAddUser(t *testing.T) {
 	st := openStore(t)
-	u, token, err := AddUser(ctx, st, NewUser{Email: "alice@example.com", Password: "s3cret-pass", IsAdmin: true})
+	u, token, err := AddUser(ctx, st, testPasswords, NewUser{Email: "alice@example.com", Password: "s3cret-pass", IsAdmin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,17 +42,17 @@ func TestAddUser(t *testing.T) {
 	if err != nil || tok.UserID != u.ID || tok.Name != "default" {
 		t.Fatalf("Authenticate = %+v, %v", tok, err)
 	}
-	if _, _, err := AddUser(ctx, st, NewUser{Email: "ALICE@example.com"}); !errors.Is(err, store.ErrConflict) {
+	if _, _, err := AddUser(ctx, st, testPasswords, NewUser{Email: "ALICE@example.com"}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("duplicate AddUser err = %v", err)
 	}
-	if _, _, err := AddUser(ctx, st, NewUser{Email: "nope"}); !errors.Is(err, store.ErrInvalid) {
+	if _, _, err := AddUser(ctx, st, testPasswords, NewUser{Email: "nope"}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("bad email err = %v", err)
 	}
 }
 
 func TestAuthenticate(t *testing.T) {
 	st := openStore(t)
-	u, token, err := AddUser(ctx, st, NewUser{Email: "alice@example.com"})
+	u, token, err := AddUser(ctx, st, testPasswords, NewUser{Email: "alice@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +90,14 @@ func TestAuthenticate(t *testing.T) {
 
 func TestLogin(t *testing.T) {
 	st := openStore(t)
-	alice, _, err := AddUser(ctx, st, NewUser{Email: "alice@example.com", Password: "correct horse"})
+	alice, _, err := AddUser(ctx, st, testPasswords, NewUser{Email: "alice@example.com", Password: "correct horse"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := AddUser(ctx, st, NewUser{Email: "nopass@example.com"}); err != nil {
+	if _, _, err := AddUser(ctx, st, testPasswords, NewUser{Email: "nopass@example.com"}); err != nil {
 		t.Fatal(err)
 	}
+	signIn := NewSignIn(st, testPasswords, SignInOptions{})
 	tests := []struct {
 		name, email, password string
 		ok                    bool
@@ -108,7 +112,7 @@ func TestLogin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u, err := Login(ctx, st, "", tt.email, tt.password)
+			u, err := signIn.Login(ctx, "192.0.2.1", "", tt.email, tt.password)
 			if tt.ok {
 				if err != nil || u.ID != alice.ID {
 					t.Fatalf("Login = %+v, %v", u, err)
@@ -120,13 +124,13 @@ func TestLogin(t *testing.T) {
 			}
 		})
 	}
-	if err := SetPassword(ctx, st, alice.ID, "new pass"); err != nil {
+	if err := SetPassword(ctx, st, testPasswords, alice.ID, "new pass"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Login(ctx, st, "", "alice@example.com", "correct horse"); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := signIn.Login(ctx, "192.0.2.1", "", "alice@example.com", "correct horse"); !errors.Is(err, ErrUnauthenticated) {
 		t.Fatalf("old password after SetPassword: %v", err)
 	}
-	if _, err := Login(ctx, st, "", "alice@example.com", "new pass"); err != nil {
+	if _, err := signIn.Login(ctx, "192.0.2.1", "", "alice@example.com", "new pass"); err != nil {
 		t.Fatalf("new password: %v", err)
 	}
 }
@@ -178,7 +182,7 @@ func TestEnsureAdmin(t *testing.T) {
 
 func TestCreateLoginLink(t *testing.T) {
 	st := openStore(t)
-	u, _, err := AddUser(ctx, st, NewUser{Email: "alice@example.com"})
+	u, _, err := AddUser(ctx, st, testPasswords, NewUser{Email: "alice@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

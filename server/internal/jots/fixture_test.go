@@ -2,11 +2,8 @@ package jots_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,24 +13,18 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"golang.org/x/crypto/argon2"
 
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball/tarballtest"
+	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/sqlite"
 )
 
-// cheapHash is an argon2id hash with tiny parameters that
-// secrets.VerifyPassword accepts: real verification, test speed.
-func cheapHash(password string) (string, error) {
-	salt := make([]byte, 16)
-	rand.Read(salt)
-	sum := argon2.IDKey([]byte(password), salt, 1, 64, 1, 32)
-	return fmt.Sprintf("$argon2id$v=%d$m=64,t=1,p=1$%s$%s", argon2.Version,
-		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(sum)), nil
-}
+// cheapPasswords hashes with a real argon2id at a tiny cost: real
+// verification, test speed.
+var cheapPasswords = secrets.NewPasswords(secrets.PasswordOptions{Cost: secrets.PasswordCost{Time: 1, MemoryKiB: 64, Threads: 1}})
 
 // fixture is a jots service over a SQLite store, served by Fiber on
 // 127.0.0.1.
@@ -64,7 +55,7 @@ func serve(t testing.TB, st store.Store, change func(*jots.Options)) (*jots.Serv
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	opts := jots.Options{Store: st, PublicURL: base, Recheck: -1, HashPassword: cheapHash}
+	opts := jots.Options{Store: st, PublicURL: base, Recheck: -1, Passwords: cheapPasswords}
 	if change != nil {
 		change(&opts)
 	}

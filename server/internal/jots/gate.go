@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"html/template"
 	"math"
@@ -12,25 +13,21 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
-// Password gate settings.
-const (
-	cookieLifetime        = 12 * time.Hour
-	maxConcurrentVerifies = 4
-	verifyWait            = 5 * time.Second
-	// A burst of attemptBurst wrong passwords per jot and client IP, then
-	// one more every attemptRefill.
-	attemptBurst  = 5
-	attemptRefill = 12 * time.Second
-	maxLimited    = 10000 // rate-limit entries kept
-)
+// cookieLifetime is how long an unlocked jot stays unlocked.
+const cookieLifetime = 12 * time.Hour
+
+// GuessPolicy limits password guesses per jot and client address: five in
+// a row, then a wait of 12 s that doubles per further guess, at most 15
+// minutes. A right password clears the count.
+var GuessPolicy = store.AttemptPolicy{Free: 5, Wait: 12 * time.Second, MaxWait: 15 * time.Minute, Forget: time.Hour}
 
 // cookieName is the jot's unlock cookie; jot names are cookie-safe.
 func cookieName(name string) string { return "jot_" + name }
@@ -97,19 +94,35 @@ func (s *Service) secureCookies() bool {
 // resolve under the token segment, so its subresources carry the token.
 func (s *Service) unlock(ctx context.Context, c *fiber.Ctx, st *site, rest string) error {
 	j := &st.jot
-	key := j.Name + "\x00" + c.IP()
-	if wait := s.limiter.wait(key, s.now()); wait > 0 {
+	// The guess is counted before it is checked, so a burst of guesses is
+	// refused past the policy instead of being checked in full.
+	key := "jot:" + j.ID + ":" + s.clientAddr.Key(c)
+	wait, err := s.store.TakeAttempt(ctx, key, GuessPolicy)
+	if err != nil {
+		s.logger.Warn("counting a jot password guess", "jot", j.Name, "err", err)
+		return textResponse(c, http.StatusServiceUnavailable, "the password cannot be checked right now; try again")
+	}
+	if wait > 0 {
 		return s.tooMany(c, j, wait)
 	}
 	password := string(c.Request().PostArgs().Peek("password"))
-	ok, err := s.checkPassword(ctx, password, j.PasswordHash)
+	ok := false
+	if password != "" {
+		ok, err = s.passwords.Verify(ctx, password, j.PasswordHash)
+	}
+	if errors.Is(err, secrets.ErrBusy) {
+		c.Response().Header.Set("Retry-After", strconv.Itoa(int(secrets.BusyRetryAfter.Seconds())))
+		return textResponse(c, http.StatusServiceUnavailable, "the server is checking too many passwords right now; try again in a moment")
+	}
 	if err != nil {
 		s.logger.Warn("checking a jot password", "jot", j.Name, "err", err)
 		return textResponse(c, http.StatusServiceUnavailable, "the password cannot be checked right now; try again")
 	}
 	if !ok {
-		s.limiter.fail(key, s.now())
 		return s.passwordForm(c, j, http.StatusUnauthorized, "Wrong password.")
+	}
+	if err := s.store.ClearAttempts(ctx, key); err != nil {
+		s.logger.Warn("clearing jot password guesses", "jot", j.Name, "err", err)
 	}
 	token := newToken(j, s.now().Add(cookieLifetime).Unix())
 	ck := &unlockCookie{name: cookieName(j.Name), value: token, path: "/j/" + j.Name + "/",
@@ -117,23 +130,6 @@ func (s *Service) unlock(ctx context.Context, c *fiber.Ctx, st *site, rest strin
 	c.Response().Header.Add("Set-Cookie", ck.String())
 	c.Response().Header.Set("Location", "/j/"+j.Name+"/"+tokenMark+token+"/"+escapePath(rest))
 	return textResponse(c, http.StatusSeeOther, "unlocked")
-}
-
-// checkPassword verifies with at most maxConcurrentVerifies argon2id runs
-// at once (each takes 64 MiB), waiting at most verifyWait for a slot.
-func (s *Service) checkPassword(ctx context.Context, password, hash string) (bool, error) {
-	if password == "" {
-		return false, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, verifyWait)
-	defer cancel()
-	select {
-	case s.verifys <- struct{}{}:
-	case <-ctx.Done():
-		return false, fmt.Errorf("waiting for a password check slot: %w", ctx.Err())
-	}
-	defer func() { <-s.verifys }()
-	return s.verify(password, hash)
 }
 
 type unlockCookie struct {
@@ -186,75 +182,4 @@ func (s *Service) tooMany(c *fiber.Ctx, j *store.Jot, wait time.Duration) error 
 	c.Response().Header.Set("Cache-Control", "no-store")
 	c.Status(http.StatusTooManyRequests)
 	return c.JSON(fiber.Map{"error": fiber.Map{"code": "RATE_LIMITED", "message": msg, "retryAfterSeconds": secs}})
-}
-
-// attemptLimiter is a token bucket of wrong password attempts per key.
-type attemptLimiter struct {
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time
-}
-
-func newAttemptLimiter() *attemptLimiter { return &attemptLimiter{buckets: map[string]*bucket{}} }
-
-func (b *bucket) refill(now time.Time) {
-	b.tokens = min(attemptBurst, b.tokens+now.Sub(b.at).Seconds()/attemptRefill.Seconds())
-	b.at = now
-}
-
-// wait returns how long key must wait before its next attempt; zero if it
-// may try now.
-func (l *attemptLimiter) wait(key string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[key]
-	if !ok {
-		return 0
-	}
-	b.refill(now)
-	if b.tokens >= 1 {
-		return 0
-	}
-	return time.Duration((1 - b.tokens) * float64(attemptRefill))
-}
-
-// fail takes a token from key's bucket.
-func (l *attemptLimiter) fail(key string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[key]
-	if !ok {
-		if len(l.buckets) >= maxLimited {
-			l.pruneLocked(now)
-		}
-		for k := range l.buckets { // still full: drop an arbitrary entry
-			if len(l.buckets) < maxLimited {
-				break
-			}
-			delete(l.buckets, k)
-		}
-		b = &bucket{tokens: attemptBurst, at: now}
-		l.buckets[key] = b
-	}
-	b.refill(now)
-	b.tokens = max(0, b.tokens-1)
-}
-
-// prune drops buckets that are full again.
-func (l *attemptLimiter) prune(now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.pruneLocked(now)
-}
-
-func (l *attemptLimiter) pruneLocked(now time.Time) {
-	for k, b := range l.buckets {
-		if b.refill(now); b.tokens >= attemptBurst {
-			delete(l.buckets, k)
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/workbench-dev/workbench/server/internal/clientaddr"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -68,9 +69,15 @@ func byteSize(n int64) string {
 	}
 }
 
-// Options configure a Service. Store and PublicURL are required.
+// Store is what the service keeps jots and password attempts in.
+type Store interface {
+	store.JotStore
+	store.AttemptStore
+}
+
+// Options configure a Service. Store, PublicURL and Passwords are required.
 type Options struct {
-	Store     store.JotStore
+	Store     Store
 	PublicURL string // SERVER_PUBLIC_URL, without a trailing slash
 	Limits    Limits
 	// Recheck is how old a cached jot may get before serving rereads its
@@ -80,9 +87,12 @@ type Options struct {
 	// CacheBytes bounds the cached file contents; zero means
 	// DefaultCacheBytes.
 	CacheBytes int64
-	// HashPassword and VerifyPassword default to package secrets' argon2id.
-	HashPassword   func(string) (string, error)
-	VerifyPassword func(password, hash string) (bool, error)
+	// Passwords hashes and checks jot passwords: the process's, shared with
+	// sign-in, so all password work has one bound.
+	Passwords *secrets.Passwords
+	// ClientAddr finds the address a password guess came from; the zero
+	// value trusts no proxy.
+	ClientAddr clientaddr.Resolver
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger; nil discards.
@@ -91,18 +101,16 @@ type Options struct {
 
 // Service runs the jots tools and serves jots.
 type Service struct {
-	store     store.JotStore
-	publicURL string
-	limits    Limits
-	recheck   time.Duration
-	hash      func(string) (string, error)
-	verify    func(string, string) (bool, error)
-	now       func() time.Time
-	logger    *slog.Logger
+	store      Store
+	publicURL  string
+	limits     Limits
+	recheck    time.Duration
+	passwords  *secrets.Passwords
+	clientAddr clientaddr.Resolver
+	now        func() time.Time
+	logger     *slog.Logger
 
-	cache   *siteCache
-	limiter *attemptLimiter
-	verifys chan struct{} // slots for concurrent password checks
+	cache *siteCache
 }
 
 // ErrOptions is returned by New for missing or invalid options.
@@ -113,28 +121,24 @@ func New(opts Options) (*Service, error) {
 	if opts.Store == nil {
 		return nil, fmt.Errorf("%w: no store", ErrOptions)
 	}
+	if opts.Passwords == nil {
+		return nil, fmt.Errorf("%w: no Passwords", ErrOptions)
+	}
 	if !strings.HasPrefix(opts.PublicURL, "http://") && !strings.HasPrefix(opts.PublicURL, "https://") {
 		return nil, fmt.Errorf("%w: public URL %q is not http(s)", ErrOptions, opts.PublicURL)
 	}
 	s := &Service{
-		store:     opts.Store,
-		publicURL: strings.TrimRight(opts.PublicURL, "/"),
-		limits:    opts.Limits.withDefaults(),
-		recheck:   opts.Recheck,
-		hash:      opts.HashPassword,
-		verify:    opts.VerifyPassword,
-		now:       opts.Now,
-		logger:    opts.Logger,
-		verifys:   make(chan struct{}, maxConcurrentVerifies),
+		store:      opts.Store,
+		publicURL:  strings.TrimRight(opts.PublicURL, "/"),
+		limits:     opts.Limits.withDefaults(),
+		recheck:    opts.Recheck,
+		passwords:  opts.Passwords,
+		clientAddr: opts.ClientAddr,
+		now:        opts.Now,
+		logger:     opts.Logger,
 	}
 	if s.recheck == 0 {
 		s.recheck = DefaultRecheck
-	}
-	if s.hash == nil {
-		s.hash = secrets.HashPassword
-	}
-	if s.verify == nil {
-		s.verify = secrets.VerifyPassword
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -147,7 +151,6 @@ func New(opts Options) (*Service, error) {
 		cacheBytes = DefaultCacheBytes
 	}
 	s.cache = newSiteCache(cacheBytes)
-	s.limiter = newAttemptLimiter()
 	return s, nil
 }
 
@@ -157,8 +160,8 @@ func (s *Service) Limits() Limits { return s.limits }
 // URL returns where a jot is served.
 func (s *Service) URL(name string) string { return s.publicURL + "/j/" + name + "/" }
 
-// RunSweeper prunes used and expired upload tokens and old rate-limit
-// entries every minute until ctx ends. The server runs it in one goroutine.
+// RunSweeper prunes used and expired upload tokens every minute until ctx
+// ends. The server runs it in one goroutine.
 func (s *Service) RunSweeper(ctx context.Context) {
 	t := time.NewTicker(sweepInterval)
 	defer t.Stop()
@@ -174,6 +177,5 @@ func (s *Service) RunSweeper(ctx context.Context) {
 		} else if n > 0 {
 			s.logger.Debug("pruned jot uploads", "uploads", n)
 		}
-		s.limiter.prune(s.now())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -253,8 +254,8 @@ func TestService_limits(t *testing.T) {
 // TestService_password walks the gate: form, wrong password, rate limit,
 // right password, cookie scope, and a password change logging viewers out.
 func TestService_password(t *testing.T) {
-	now := time.Now()
-	f := newFixture(t, func(o *jots.Options) { o.Now = func() time.Time { return now } })
+	clock := storetest.NewClock(time.Now())
+	f := newFixture(t, func(o *jots.Options) { o.Now = clock.Now }, store.WithClock(clock.Now))
 	f.publish("vault", map[string]any{"access": "password", "password": "s3cret"}, site...)
 	form := f.get("GET", "/j/vault/data/points.json")
 	wantSandbox(t, "form", form)
@@ -292,7 +293,7 @@ func TestService_password(t *testing.T) {
 	if r := post("s3cret", "Accept", "text/html"); r.status != 429 || !strings.Contains(r.body, "Too many wrong passwords") || !strings.Contains(r.body, "<form") {
 		t.Fatalf("sixth attempt, HTML: %d %s", r.status, r.body)
 	}
-	now = now.Add(13 * time.Second)
+	clock.Advance(13 * time.Second)
 	r = post("s3cret")
 	cookie := r.header.Get("Set-Cookie")
 	for _, attr := range []string{"jot_vault=", "Path=/j/vault/", "HttpOnly", "Secure", "SameSite=None", "Max-Age=43200"} {
@@ -343,9 +344,57 @@ func TestService_password(t *testing.T) {
 	if r := f.get("GET", "/j/vault/~"+value+"/x.txt"); r.status != 200 || r.body != "x" {
 		t.Fatalf("fresh token: %d %q", r.status, r.body)
 	}
-	now = now.Add(13 * time.Hour)
+	clock.Advance(13 * time.Hour)
 	if r := f.get("GET", "/j/vault/~"+value+"/x.txt"); r.status != 401 {
 		t.Fatalf("expired token: %d", r.status)
+	}
+}
+
+// TestService_passwordBurst sends a burst of concurrent wrong guesses at a
+// fresh jot: each guess is counted before it is checked, so only
+// GuessPolicy.Free guesses are checked at all and the rest are refused,
+// whatever the timing; then even the right password waits.
+func TestService_passwordBurst(t *testing.T) {
+	f := newFixture(t, nil)
+	f.publish("burst", map[string]any{"access": "password", "password": "s3cret"}, site...)
+	const n = 12
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		guess := fmt.Sprintf("guess-%d", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", f.base+"/j/burst/", strings.NewReader(url.Values{"password": {guess}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	if counts[401] != jots.GuessPolicy.Free || counts[429] != n-jots.GuessPolicy.Free {
+		t.Fatalf("statuses %v: want %d checked (401), the rest 429", counts, jots.GuessPolicy.Free)
+	}
+	req, _ := http.NewRequest("POST", f.base+"/j/burst/", strings.NewReader(url.Values{"password": {"s3cret"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 {
+		t.Fatalf("right password after the burst: %d, want 429", resp.StatusCode)
 	}
 }
 

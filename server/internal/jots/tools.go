@@ -121,7 +121,7 @@ func (s *Service) deploy(ctx context.Context, userID string, in deployInput) (*d
 	if err := checkName(in.Name); err != nil {
 		return nil, err
 	}
-	settings, err := s.settingsFor(store.JotSettings{}, &in.Access, in.Password, in.CORS, true)
+	settings, err := s.settingsFor(ctx, store.JotSettings{}, &in.Access, in.Password, in.CORS, true)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (s *Service) owned(ctx context.Context, userID, name string) (store.Jot, er
 }
 
 // settingsFor applies access, password and cors (nil: unchanged) to cur.
-func (s *Service) settingsFor(cur store.JotSettings, access, password *string, cors *bool, fresh bool) (store.JotSettings, error) {
+func (s *Service) settingsFor(ctx context.Context, cur store.JotSettings, access, password *string, cors *bool, fresh bool) (store.JotSettings, error) {
 	next := cur
 	if access != nil {
 		next.Access = store.JotAccess(*access)
@@ -233,9 +233,14 @@ func (s *Service) settingsFor(cur store.JotSettings, access, password *string, c
 		}
 		switch {
 		case password != nil:
-			h, err := s.hash(*password)
-			if err != nil {
+			h, err := s.passwords.Hash(ctx, *password)
+			switch {
+			case errors.Is(err, secrets.ErrBusy):
+				return next, toolErr(CodeUnavailable, "%v; try again in %v", err, secrets.BusyRetryAfter)
+			case errors.Is(err, secrets.ErrPassword):
 				return next, toolErr(runtime.CodeInvalidArgs, "password: %v", err)
+			case err != nil:
+				return next, err
 			}
 			next.PasswordHash = h
 		case fresh || cur.Access != store.JotPassword:
@@ -340,7 +345,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 		patch.Delete = append(patch.Delete, clean)
 	}
 	if in.Access != nil || in.Password != nil || in.CORS != nil {
-		settings, err := s.settingsFor(j.JotSettings, in.Access, in.Password, in.CORS, false)
+		settings, err := s.settingsFor(ctx, j.JotSettings, in.Access, in.Password, in.CORS, false)
 		if err != nil {
 			return nil, err
 		}

@@ -85,10 +85,28 @@ type fixture struct {
 	clock      *storetest.Clock
 	st         store.Store
 	conns      *connections.Service
+	signIn     *accounts.SignIn
+	passwords  *secrets.Passwords
 	alice, bob store.User
 }
 
+// cheapPasswords hashes new passwords with the cheap parameters.
+func cheapPasswords(o secrets.PasswordOptions) *secrets.Passwords {
+	o.Cost = secrets.PasswordCost{Time: 1, MemoryKiB: 64, Threads: 1}
+	return secrets.NewPasswords(o)
+}
+
 func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	return newFixtureWith(t, func(st store.Store) (*accounts.SignIn, *secrets.Passwords) {
+		pw := cheapPasswords(secrets.PasswordOptions{})
+		return accounts.NewSignIn(st, pw, accounts.SignInOptions{}), pw
+	})
+}
+
+// newFixtureWith is newFixture with the sign-in and password hashing
+// signIn returns.
+func newFixtureWith(t *testing.T, signIn func(store.Store) (*accounts.SignIn, *secrets.Passwords)) *fixture {
 	t.Helper()
 	f := &fixture{clock: storetest.NewClock(time.Now().UTC().Truncate(time.Second))}
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wb.db"), store.WithClock(f.clock.Now))
@@ -109,7 +127,9 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Options{Store: st, Catalog: cat, Connections: f.conns, Connector: svc, PublicURL: f.base, Now: f.clock.Now})
+	f.signIn, f.passwords = signIn(st)
+	p, err := New(Options{Store: st, Catalog: cat, Connections: f.conns, Connector: svc, SignIn: f.signIn, Passwords: f.passwords,
+		PublicURL: f.base, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -364,18 +364,18 @@ func (p *Portal) setPassword(c *fiber.Ctx, r *request) error {
 	case next != confirm:
 		problem = "The two new passwords differ."
 	case data.HasPassword:
-		if _, err := accounts.Login(r.ctx, p.store, r.user.TenantID, r.user.Email, current); errors.Is(err, accounts.ErrUnauthenticated) {
+		if err := p.signIn.Recheck(r.ctx, *r.user, current); errors.Is(err, accounts.ErrUnauthenticated) {
 			problem = "The current password is wrong."
 		} else if err != nil {
-			return err
+			return signInRefusal(err)
 		}
 	}
 	if problem != "" {
 		data.PasswordError = problem
 		return p.render(c, http.StatusUnprocessableEntity, "account", data)
 	}
-	if err := accounts.SetPassword(r.ctx, p.store, r.user.ID, next); err != nil {
-		return err
+	if err := accounts.SetPassword(r.ctx, p.store, p.passwords, r.user.ID, next); err != nil {
+		return signInRefusal(err)
 	}
 	return redirect(c, "/account?notice=password-set")
 }

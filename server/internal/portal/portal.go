@@ -8,16 +8,21 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/server/internal/accounts"
+	"github.com/workbench-dev/workbench/server/internal/clientaddr"
 	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/connections"
+	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
@@ -71,13 +76,20 @@ type Connector interface {
 	CompleteOAuth(ctx context.Context, userID, integration string, cb connect.Callback) (store.PendingConnection, error)
 }
 
-// Options configure a Portal. Store, Catalog, Connections and Connector are
-// required.
+// Options configure a Portal. Store, Catalog, Connections, Connector,
+// SignIn and Passwords are required.
 type Options struct {
 	Store       store.Store
 	Catalog     Catalog
 	Connections Connections
 	Connector   Connector
+	// SignIn checks sign-ins (throttled); Passwords hashes new passwords.
+	// Both are the process's, shared with everything else that hashes.
+	SignIn    *accounts.SignIn
+	Passwords *secrets.Passwords
+	// ClientAddr finds the address a sign-in came from; the zero value
+	// trusts no proxy.
+	ClientAddr clientaddr.Resolver
 	// PublicURL is SERVER_PUBLIC_URL; an https URL makes the cookies Secure.
 	PublicURL string
 	// SessionTTL is how long a sign-in lasts; 0 means 12 hours.
@@ -98,6 +110,9 @@ type Portal struct {
 	catalog     Catalog
 	connections Connections
 	connector   Connector
+	signIn      *accounts.SignIn
+	passwords   *secrets.Passwords
+	clientAddr  clientaddr.Resolver
 	secure      bool
 	sessionTTL  time.Duration
 	interval    time.Duration
@@ -109,14 +124,15 @@ type Portal struct {
 
 // New returns a Portal for o.
 func New(o Options) (*Portal, error) {
-	if o.Store == nil || o.Catalog == nil || o.Connections == nil || o.Connector == nil {
-		return nil, errors.New("portal: Options need a Store, a Catalog, Connections and a Connector")
+	if o.Store == nil || o.Catalog == nil || o.Connections == nil || o.Connector == nil || o.SignIn == nil || o.Passwords == nil {
+		return nil, errors.New("portal: Options need a Store, a Catalog, Connections, a Connector, a SignIn and Passwords")
 	}
 	u, err := url.Parse(o.PublicURL)
 	if err != nil {
 		return nil, fmt.Errorf("portal: public URL: %w", err)
 	}
 	p := &Portal{store: o.Store, catalog: o.Catalog, connections: o.Connections, connector: o.Connector,
+		signIn: o.SignIn, passwords: o.Passwords, clientAddr: o.ClientAddr,
 		secure: u.Scheme == "https", sessionTTL: o.SessionTTL, interval: o.SweepInterval, now: o.Now, logger: o.Logger,
 		pages: map[string]*template.Template{}}
 	if p.sessionTTL <= 0 {
@@ -167,8 +183,13 @@ func (p *Portal) Mount(r fiber.Router) {
 	r.Post("/curl/sessions/:id/revoke", p.page(p.revokeCurl, signedIn))
 }
 
-// RunSweeper prunes expired sessions and used or expired sign-in links every
-// SweepInterval until ctx ends. Run it in one goroutine owned by the server.
+// attemptsKept is how long a quiet attempt key (sign-ins, jot passwords) is
+// kept: longer than any attempt policy's Forget, after which it counts for
+// nothing.
+const attemptsKept = 2 * time.Hour
+
+// RunSweeper prunes expired sessions, used or expired sign-in links and
+// quiet attempt keys every SweepInterval until ctx ends. Run it in one goroutine owned by the server.
 func (p *Portal) RunSweeper(ctx context.Context) {
 	t := time.NewTicker(p.interval)
 	defer t.Stop()
@@ -180,10 +201,11 @@ func (p *Portal) RunSweeper(ctx context.Context) {
 		}
 		sessions, err1 := p.store.PruneSessions(ctx)
 		links, err2 := p.store.PruneLoginLinks(ctx)
-		if err := errors.Join(err1, err2); err != nil && ctx.Err() == nil {
-			p.logger.Warn("pruning sessions and sign-in links", "err", err)
-		} else if sessions+links > 0 {
-			p.logger.Debug("pruned sessions and sign-in links", "sessions", sessions, "links", links)
+		attempts, err3 := p.store.PruneAttempts(ctx, attemptsKept)
+		if err := errors.Join(err1, err2, err3); err != nil && ctx.Err() == nil {
+			p.logger.Warn("pruning sessions, sign-in links and attempts", "err", err)
+		} else if sessions+links+attempts > 0 {
+			p.logger.Debug("pruned sessions, sign-in links and attempts", "sessions", sessions, "links", links, "attempts", attempts)
 		}
 	}
 }
@@ -214,9 +236,10 @@ type base struct {
 
 // pageError is an error answered with a page of the given status.
 type pageError struct {
-	status  int
-	heading string
-	message string
+	status     int
+	heading    string
+	message    string
+	retryAfter time.Duration // sent as Retry-After when set
 }
 
 func (e *pageError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.heading, e.message) }
@@ -251,6 +274,9 @@ func (p *Portal) page(h func(c *fiber.Ctx, r *request) error, who access) fiber.
 		if !errors.As(err, &pe) {
 			p.logger.Error("portal page failed", "method", c.Method(), "path", c.Path(), "err", err)
 			pe = failPage(http.StatusInternalServerError, "Something went wrong", "The server could not complete this request. Try again in a moment.")
+		}
+		if pe.retryAfter > 0 {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(pe.retryAfter.Seconds()))))
 		}
 		data := struct {
 			base

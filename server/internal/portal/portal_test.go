@@ -2,17 +2,21 @@ package portal
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/workbench-dev/workbench/server/internal/accounts"
+	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
@@ -128,7 +132,8 @@ func TestPortal_sessionCookie(t *testing.T) {
 
 func TestPortal_secureCookies(t *testing.T) {
 	f := newFixture(t)
-	p, err := New(Options{Store: f.st, Catalog: testCatalog(), Connections: f.conns, Connector: noConnector{}, PublicURL: "https://wb.example.com"})
+	p, err := New(Options{Store: f.st, Catalog: testCatalog(), Connections: f.conns, Connector: noConnector{}, SignIn: f.signIn, Passwords: f.passwords,
+		PublicURL: "https://wb.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +375,66 @@ func TestPortal_account(t *testing.T) {
 		tt.form.Set("csrf", tok)
 		wantStatus(t, "password "+tt.name, b.post("/account/password", tt.form), tt.status, tt.want)
 	}
-	if _, err := accounts.Login(ctx, f.st, "", "alice@example.com", "new password 1"); err != nil {
+	if _, err := f.signIn.Login(ctx, "192.0.2.1", "", "alice@example.com", "new password 1"); err != nil {
 		t.Fatalf("login with the new password: %v", err)
+	}
+}
+
+// TestPortal_loginThrottled guesses one account's password until the
+// portal refuses to check it: 429 with Retry-After, and the right password
+// waits too.
+func TestPortal_loginThrottled(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser(t)
+	tok := csrf(t, b.get("/login").body)
+	for i := range accounts.DefaultPerAccount.Free {
+		resp := b.post("/login", url.Values{"csrf": {tok}, "email": {"alice@example.com"}, "password": {"guess"}})
+		wantStatus(t, fmt.Sprintf("guess %d", i+1), resp, http.StatusUnauthorized, "Wrong email or password.")
+	}
+	resp := b.post("/login", url.Values{"csrf": {tok}, "email": {"alice@example.com"}, "password": {password}})
+	wantStatus(t, "right password while throttled", resp, http.StatusTooManyRequests, "Too many sign-in attempts from this account")
+	if got, want := resp.header.Get("Retry-After"), strconv.Itoa(int(accounts.DefaultPerAccount.Wait.Seconds())); got != want {
+		t.Fatalf("Retry-After %q, want %q", got, want)
+	}
+	f.clock.Advance(accounts.DefaultPerAccount.Wait)
+	resp = b.post("/login", url.Values{"csrf": {tok}, "email": {"alice@example.com"}, "password": {password}})
+	wantStatus(t, "right password after the wait", resp, http.StatusSeeOther)
+}
+
+// TestPortal_loginBounded sends 32 wrong-password sign-ins at once to a
+// portal allowed one password check at a time and no queue: each is either
+// checked (401) or refused at once with 503 and Retry-After, never queued
+// without end. The production cost makes each check hold its slot long
+// enough for the others to find it taken.
+func TestPortal_loginBounded(t *testing.T) {
+	f := newFixtureWith(t, func(st store.Store) (*accounts.SignIn, *secrets.Passwords) {
+		pw := secrets.NewPasswords(secrets.PasswordOptions{Concurrency: 1, Queue: -1})
+		generous := store.AttemptPolicy{Free: 1000, Wait: time.Second, MaxWait: time.Second, Forget: time.Hour}
+		return accounts.NewSignIn(st, pw, accounts.SignInOptions{PerAddress: generous, PerAccount: generous}), pw
+	})
+	const n = 32
+	statuses := make(chan response, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		b := f.browser(t)
+		tok := csrf(t, b.get("/login").body)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- b.post("/login", url.Values{"csrf": {tok}, "email": {fmt.Sprintf("user%d@example.com", i)}, "password": {"guess"}})
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for resp := range statuses {
+		counts[resp.status]++
+		if resp.status == http.StatusServiceUnavailable && resp.header.Get("Retry-After") != "1" {
+			t.Errorf("503 without Retry-After: %v", resp.header)
+		}
+	}
+	if counts[http.StatusUnauthorized] < 1 || counts[http.StatusServiceUnavailable] < 1 ||
+		counts[http.StatusUnauthorized]+counts[http.StatusServiceUnavailable] != n {
+		t.Fatalf("statuses %v: want some 401 (checked) and some 503 (refused), nothing else", counts)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -179,19 +180,34 @@ func (p *Portal) login(c *fiber.Ctx, r *request) error {
 		return err
 	}
 	email, password, next := formValue(c, "email"), formValue(c, "password"), safeNext(formValue(c, "next"))
-	u, err := accounts.Login(r.ctx, p.store, store.DefaultTenant, email, password)
+	u, err := p.signIn.Login(r.ctx, p.clientAddr.Key(c), store.DefaultTenant, email, password)
 	if errors.Is(err, accounts.ErrUnauthenticated) {
 		data := loginPage{base: p.base(r, "Sign in", ""), Next: next, Email: email, Error: "Wrong email or password."}
 		data.CSRF = p.loginToken(c)
 		return p.render(c, http.StatusUnauthorized, "login", data)
 	}
 	if err != nil {
-		return err
+		return signInRefusal(err)
 	}
 	if err := p.startSession(c, r, u); err != nil {
 		return err
 	}
 	return redirect(c, next)
+}
+
+// signInRefusal turns a throttled or busy password check into its page:
+// 429 or 503 with Retry-After, answered before any password work.
+func signInRefusal(err error) error {
+	var throttled *accounts.ThrottledError
+	switch {
+	case errors.As(err, &throttled):
+		return &pageError{status: http.StatusTooManyRequests, heading: "Too many attempts", retryAfter: throttled.Wait,
+			message: fmt.Sprintf("Too many sign-in attempts from this %s. Try again in %v.", throttled.Scope, throttled.Wait.Round(time.Second))}
+	case errors.Is(err, secrets.ErrBusy):
+		return &pageError{status: http.StatusServiceUnavailable, heading: "Busy", retryAfter: secrets.BusyRetryAfter,
+			message: "The server is checking too many passwords right now. Try again in a moment."}
+	}
+	return err
 }
 
 type oncePage struct {

@@ -11,26 +11,26 @@ import (
 )
 
 func TestHashPassword(t *testing.T) {
-	h, err := HashPassword("correct horse")
+	h, err := hashPassword("correct horse", DefaultPasswordCost)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(h, "$argon2id$v=19$m=65536,t=2,p=2$") || strings.Contains(h, "correct horse") {
 		t.Fatalf("hash = %q", h)
 	}
-	h2, _ := HashPassword("correct horse")
+	h2, _ := hashPassword("correct horse", DefaultPasswordCost)
 	if h == h2 {
 		t.Fatal("two hashes of one password are equal: salt not random")
 	}
 	for _, bad := range []string{"", strings.Repeat("x", MaxPasswordLen+1)} {
-		if _, err := HashPassword(bad); !errors.Is(err, ErrPassword) {
-			t.Errorf("HashPassword(len %d) err = %v, want ErrPassword", len(bad), err)
+		if _, err := hashPassword(bad, DefaultPasswordCost); !errors.Is(err, ErrPassword) {
+			t.Errorf("hashPassword(len %d) err = %v, want ErrPassword", len(bad), err)
 		}
 	}
 }
 
 func TestVerifyPassword(t *testing.T) {
-	h, err := HashPassword("correct horse")
+	h, err := hashPassword("correct horse", DefaultPasswordCost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,15 +45,15 @@ func TestVerifyPassword(t *testing.T) {
 		{strings.Repeat("x", MaxPasswordLen+1), false},
 	}
 	for _, tt := range tests {
-		got, err := VerifyPassword(tt.password, h)
+		got, err := verifyPassword(tt.password, h)
 		if err != nil || got != tt.want {
-			t.Errorf("VerifyPassword(%q) = %v, %v; want %v", tt.password, got, err, tt.want)
+			t.Errorf("verifyPassword(%q) = %v, %v; want %v", tt.password, got, err, tt.want)
 		}
 	}
 }
 
 func TestVerifyPassword_malformed(t *testing.T) {
-	good, err := HashPassword("pw")
+	good, err := hashPassword("pw", DefaultPasswordCost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestVerifyPassword_malformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, err := VerifyPassword("pw", tt.hash)
+			ok, err := verifyPassword("pw", tt.hash)
 			if ok || !errors.Is(err, ErrPasswordHash) {
 				t.Fatalf("VerifyPassword = %v, %v; want ErrPasswordHash", ok, err)
 			}
@@ -90,29 +90,29 @@ func TestVerifyPassword_malformed(t *testing.T) {
 	salt := []byte("0123456789abcdef")
 	sum := argon2.IDKey([]byte("pw"), salt, 1, 1024, 1, 32)
 	cheap := join("m=1024,t=1,p=1", base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(sum))
-	if ok, err := VerifyPassword("pw", cheap); err != nil || !ok {
-		t.Fatalf("VerifyPassword(cheap params) = %v, %v; want true", ok, err)
+	if ok, err := verifyPassword("pw", cheap); err != nil || !ok {
+		t.Fatalf("verifyPassword(cheap params) = %v, %v; want true", ok, err)
 	}
-	if ok, err := VerifyPassword("pw", strings.Replace(cheap, "t=1", "t=2", 1)); err != nil || ok {
-		t.Fatalf("VerifyPassword(changed params) = %v, %v; want false", ok, err)
+	if ok, err := verifyPassword("pw", strings.Replace(cheap, "t=1", "t=2", 1)); err != nil || ok {
+		t.Fatalf("verifyPassword(changed params) = %v, %v; want false", ok, err)
 	}
 }
 
 func TestHashPassword_cost(t *testing.T) {
 	start := time.Now()
-	h, err := HashPassword("measure me")
+	h, err := hashPassword("measure me", DefaultPasswordCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := VerifyPassword("measure me", h); err != nil {
+	if _, err := verifyPassword("measure me", h); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("hash + verify took %v", time.Since(start))
 }
 
-func BenchmarkHashPassword(b *testing.B) {
+func BenchmarkPasswords_Hash(b *testing.B) {
 	for b.Loop() {
-		if _, err := HashPassword("benchmark password"); err != nil {
+		if _, err := hashPassword("benchmark password", DefaultPasswordCost); err != nil {
 			b.Fatal(err)
 		}
 	}

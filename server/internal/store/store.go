@@ -131,6 +131,7 @@ type Store interface {
 	PrunePending(ctx context.Context, keep time.Duration) (int, error)
 
 	CurlStore
+	AttemptStore
 	JotStore
 
 	// Close releases the store's connections. It is safe to call twice.

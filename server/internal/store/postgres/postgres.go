@@ -30,6 +30,7 @@ var Dialect = sqlstore.Dialect{
 	Time:         func(t time.Time) any { return t },
 	IsUnique:     func(err error) bool { return hasCode(err, uniqueViolation) },
 	IsForeignKey: func(err error) bool { return hasCode(err, foreignKeyViolation) },
+	LockRows:     "FOR UPDATE",
 }
 
 func hasCode(err error, code string) bool {

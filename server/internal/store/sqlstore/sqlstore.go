@@ -25,6 +25,10 @@ type Dialect struct {
 	IsUnique func(error) bool
 	// IsForeignKey reports whether err is a foreign key violation.
 	IsForeignKey func(error) bool
+	// LockRows ends a SELECT that locks the rows it reads until the
+	// transaction ends ("FOR UPDATE"); empty where write transactions are
+	// serialized anyway (SQLite).
+	LockRows string
 }
 
 // DB is a store.Store over database/sql.

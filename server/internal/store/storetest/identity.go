@@ -76,7 +76,8 @@ func testUsers(t *testing.T, h *harness) {
 	if n != 0 {
 		t.Fatalf("fresh store has %d users", n)
 	}
-	hash, err := secrets.HashPassword("hunter2")
+	passwords := secrets.NewPasswords(secrets.PasswordOptions{Cost: secrets.PasswordCost{Time: 1, MemoryKiB: 64, Threads: 1}})
+	hash, err := passwords.Hash(ctx, "hunter2")
 	must(t, "HashPassword", err)
 	alice, err := st.CreateUser(ctx, store.NewUser{Email: " Alice@Example.com ", PasswordHash: hash, IsAdmin: true})
 	must(t, "CreateUser", err)
@@ -148,7 +149,7 @@ func testUsers(t *testing.T, h *harness) {
 
 	got2, err := st.PasswordHash(ctx, alice.ID)
 	must(t, "PasswordHash", err)
-	if ok, err := secrets.VerifyPassword("hunter2", got2); err != nil || !ok {
+	if ok, err := passwords.Verify(ctx, "hunter2", got2); err != nil || !ok {
 		t.Fatalf("stored hash does not verify: %v %v", ok, err)
 	}
 	if h, err := st.PasswordHash(ctx, bob.ID); err != nil || h != "" {

@@ -36,6 +36,8 @@ func Run(t *testing.T, b Backend) {
 		{"PendingExpiry", testPendingExpiry},
 		{"Curl", testCurl},
 		{"Jots", testJots},
+		{"Attempts", testAttempts},
+		{"ConcurrentAttempts", testConcurrentAttempts},
 		{"Isolation", testIsolation},
 		{"Durability", testDurability},
 		{"ConcurrentWriters", testConcurrentWriters},

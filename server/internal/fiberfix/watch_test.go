@@ -1,4 +1,4 @@
-package connwatch
+package fiberfix
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func pair(t *testing.T) (server, client *net.TCPConn) {
 
 const interval = 10 * time.Millisecond
 
-func TestWatch(t *testing.T) {
+func TestWatchConn(t *testing.T) {
 	tests := []struct {
 		name     string
 		peer     func(t *testing.T, client *net.TCPConn)
@@ -63,7 +63,7 @@ func TestWatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			server, client := pair(t)
-			ctx, stop := Watch(context.Background(), server, interval)
+			ctx, stop := watchConn(context.Background(), server, interval)
 			defer stop()
 			tt.peer(t, client)
 			select {
@@ -92,9 +92,9 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-func TestWatch_Stop(t *testing.T) {
+func TestWatchConn_Stop(t *testing.T) {
 	server, _ := pair(t)
-	ctx, stop := Watch(context.Background(), server, interval)
+	ctx, stop := watchConn(context.Background(), server, interval)
 	stop()
 	select {
 	case <-ctx.Done():
@@ -107,10 +107,10 @@ func TestWatch_Stop(t *testing.T) {
 	stop() // a second stop is harmless
 }
 
-func TestWatch_ParentEnds(t *testing.T) {
+func TestWatchConn_ParentEnds(t *testing.T) {
 	server, _ := pair(t)
 	parent, cancel := context.WithCancel(context.Background())
-	ctx, stop := Watch(parent, server, interval)
+	ctx, stop := watchConn(parent, server, interval)
 	defer stop()
 	cancel()
 	select {
@@ -120,10 +120,10 @@ func TestWatch_ParentEnds(t *testing.T) {
 	}
 }
 
-func TestWatch_Unwatchable(t *testing.T) {
+func TestWatchConn_Unwatchable(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
-	ctx, stop := Watch(context.Background(), a, interval)
+	ctx, stop := watchConn(context.Background(), a, interval)
 	b.Close()
 	select {
 	case <-ctx.Done():
@@ -136,9 +136,9 @@ func TestWatch_Unwatchable(t *testing.T) {
 	}
 }
 
-func TestWatch_LocallyClosed(t *testing.T) {
+func TestWatchConn_LocallyClosed(t *testing.T) {
 	server, _ := pair(t)
-	ctx, stop := Watch(context.Background(), server, interval)
+	ctx, stop := watchConn(context.Background(), server, interval)
 	defer stop()
 	server.Close()
 	select {

@@ -1,4 +1,4 @@
-package connwatch
+package fiberfix
 
 import (
 	"context"
@@ -8,18 +8,20 @@ import (
 	"time"
 )
 
-// DefaultInterval is how often Watch polls when given no interval.
+// DefaultInterval is how often a watch polls its connection when given no
+// interval.
 const DefaultInterval = 100 * time.Millisecond
 
-// ErrPeerGone is the cause of a context ended because the peer closed or
-// reset the connection.
+// ErrPeerGone is the cause of a context ended because the client closed or
+// reset its connection.
 var ErrPeerGone = errors.New("client closed the connection")
 
-// Watch returns a context derived from parent that ends with cause
+// watchConn returns a context derived from parent that ends with cause
 // ErrPeerGone once the peer of conn has closed or reset it, and a stop
 // function that ends the watch and the context. Callers must call stop when
-// the request is done. interval <= 0 means DefaultInterval.
-func Watch(parent context.Context, conn net.Conn, interval time.Duration) (context.Context, context.CancelFunc) {
+// the request is done; a second call is harmless. interval <= 0 means
+// DefaultInterval.
+func watchConn(parent context.Context, conn net.Conn, interval time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	raw := rawConn(conn)
 	if raw == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,6 +22,9 @@ var ErrPeerGone = errors.New("client closed the connection")
 // function that ends the watch and the context. Callers must call stop when
 // the request is done; a second call is harmless. interval <= 0 means
 // DefaultInterval.
+//
+// The socket is checked from a timer, so a request that ends before the
+// first check costs no goroutine.
 func watchConn(parent context.Context, conn net.Conn, interval time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	raw := rawConn(conn)
@@ -30,27 +34,45 @@ func watchConn(parent context.Context, conn net.Conn, interval time.Duration) (c
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if gone(raw) {
-					cancel(ErrPeerGone)
-					return
-				}
-			}
-		}
-	}()
-	return ctx, func() {
-		cancel(context.Canceled)
-		<-done
+	w := &connWatch{ctx: ctx, cancel: cancel, raw: raw, interval: interval}
+	w.mu.Lock()
+	w.timer = time.AfterFunc(interval, w.check)
+	w.mu.Unlock()
+	return ctx, w.stop
+}
+
+// connWatch checks one connection every interval until its context ends.
+type connWatch struct {
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	raw      syscall.RawConn
+	interval time.Duration
+
+	mu    sync.Mutex // guards timer
+	timer *time.Timer
+}
+
+// check ends the context if the peer is gone, and otherwise checks again
+// after interval unless the context has ended meanwhile.
+func (w *connWatch) check() {
+	if gone(w.raw) {
+		w.cancel(ErrPeerGone)
+		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx.Err() == nil {
+		w.timer.Reset(w.interval)
+	}
+}
+
+// stop ends the context and the watch: a check already running sees the
+// context ended and does not run again.
+func (w *connWatch) stop() {
+	w.cancel(context.Canceled)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer.Stop()
 }
 
 // rawConn returns the socket under conn, unwrapping TLS, or nil.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -146,4 +147,26 @@ func TestWatchConn_LocallyClosed(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("a closed socket still counts as live")
 	}
+}
+
+// TestWatchConn_Hammer starts and stops watches on one live connection from
+// several goroutines while their checks run, under -race: every context
+// ends by its stop, never as if the peer had gone.
+func TestWatchConn_Hammer(t *testing.T) {
+	server, _ := pair(t)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				ctx, stop := watchConn(context.Background(), server, time.Millisecond)
+				time.Sleep(time.Duration((g+i)%3) * time.Millisecond)
+				stop()
+				if cause := context.Cause(ctx); cause != context.Canceled {
+					t.Errorf("cause = %v, want context.Canceled", cause)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

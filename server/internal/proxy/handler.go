@@ -35,9 +35,13 @@ const lookupTimeout = 10 * time.Second
 // copyBufferBytes is how much of a body the proxy holds at a time.
 const copyBufferBytes = 32 << 10
 
-// statusClientClosed is the status audited for a call whose client left
-// before it was answered (nginx's "client closed request"); nobody reads it.
-const statusClientClosed = 499
+// A call whose client left is audited with codeClientAborted and, if it
+// left before the answer, statusClientClosed (nginx's "client closed
+// request"; nobody reads it).
+const (
+	codeClientAborted  = "CLIENT_ABORTED"
+	statusClientClosed = 499
+)
 
 // wwwAuthenticate is the challenge of every 401.
 const wwwAuthenticate = `Bearer realm="workbench curl session", error="invalid_token", error_description=%q`
@@ -113,7 +117,7 @@ func (s *Service) Handle(c *fiber.Ctx) error {
 		var ae *apiError
 		switch {
 		case cl.clientGone():
-			ae = fail(statusClientClosed, "CLIENT_ABORTED", "the client closed the connection")
+			ae = fail(statusClientClosed, codeClientAborted, "the client closed the connection")
 		case !errors.As(err, &ae):
 			s.logger.Error("proxy call failed", "err", err)
 			ae = fail(http.StatusInternalServerError, "INTERNAL", "the proxy could not complete this request")
@@ -484,7 +488,7 @@ func (r *responseBody) Read(p []byte) (int, error) {
 	switch {
 	case err == nil || err == io.EOF:
 	case r.cl.clientGone():
-		r.err = "CLIENT_ABORTED"
+		r.err = codeClientAborted
 	default:
 		r.err = "UPSTREAM_ABORTED"
 	}
@@ -497,7 +501,7 @@ func (r *responseBody) CloseWithError(err error) error {
 	cerr := r.up.Close()
 	code := r.err
 	if err != nil && code == "" {
-		code = "CLIENT_ABORTED"
+		code = codeClientAborted
 	}
 	r.cl.finish(r.status, r.n, code)
 	return cerr

@@ -4,11 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
-
-	"github.com/gofiber/fiber/v2"
 
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/egress"
@@ -86,37 +81,6 @@ func (p proxySessions) Mint(ctx context.Context, userID string, integrations []s
 }
 
 // streamedBodies lists the path prefixes whose handlers read request bodies
-// as streams (fiber.Config.StreamRequestBody): the proxy's uploads and
-// jot uploads, which enforce their own limits while they read.
+// as streams (fiber.Config.StreamRequestBody) and enforce their own limits
+// while they read: the proxy's uploads and jot uploads.
 var streamedBodies = []string{proxy.Route, jots.UploadPrefix}
-
-// boundedBodies keeps Fiber's body limit on every route not in
-// streamedBodies once StreamRequestBody is on: with it, fasthttp hands a
-// body over the limit to the handler as a stream, and reading it whole
-// (c.Body) would not stop at the limit. A declared length over limit gets
-// 413; a chunked body is read up to limit+1 bytes and refused past it.
-func boundedBodies(limit int) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		for _, prefix := range streamedBodies {
-			if strings.HasPrefix(c.Path(), prefix) {
-				return c.Next()
-			}
-		}
-		stream := c.Context().RequestBodyStream()
-		if stream == nil {
-			return c.Next()
-		}
-		if c.Request().Header.ContentLength() > limit {
-			return fiber.NewError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", limit))
-		}
-		body, err := io.ReadAll(io.LimitReader(stream, int64(limit)+1))
-		if err != nil {
-			return fiber.NewError(http.StatusBadRequest, "the request body could not be read")
-		}
-		if len(body) > limit {
-			return fiber.NewError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", limit))
-		}
-		c.Request().SetBodyRaw(body)
-		return c.Next()
-	}
-}

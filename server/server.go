@@ -17,10 +17,10 @@ import (
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	mcpcatalog "github.com/workbench-dev/workbench/server/internal/mcp/catalog"
-	"github.com/workbench-dev/workbench/server/internal/mcp/fiberbridge"
 	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
@@ -90,9 +90,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		IdleTimeout:           idleTimeout,
 		// No WriteTimeout: /mcp streams responses for as long as a call runs;
 		// each call has its own deadline.
-		StreamRequestBody: true, // the proxy streams uploads; boundedBodies keeps the limit elsewhere
+		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
 	})
-	s.app.Use(boundedBodies(fiber.DefaultBodyLimit)) // server/proxy.go
+	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, streamedBodies...)) // server/proxy.go
 	httpapi.Register(s.app, httpapi.Deps{Health: s})
 
 	// /mcp: the MCP endpoint (server/internal/mcp).
@@ -101,7 +101,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.mcp = ep
-	s.app.All("/mcp", fiberbridge.Handler(context.Background(), ep, 0))
+	s.app.All("/mcp", fiberfix.Bridge(context.Background(), ep, 0))
 	return s, nil
 }
 

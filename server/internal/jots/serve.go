@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -92,7 +93,9 @@ func (s *Service) serve(c *fiber.Ctx) error {
 		c.Response().Header.Set("Location", loc)
 		return textResponse(c, http.StatusMovedPermanently, "moved to "+loc)
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
+	ctx, stop := fiberfix.RequestContext(c)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	st, err := s.site(ctx, name)
 	if errors.Is(err, errNoJot) {

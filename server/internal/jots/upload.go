@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -43,7 +44,9 @@ func (s *Service) MaxUploadBytes() int64 { return s.limits.tarball().StreamLimit
 // path, atomically: on any failure the jot keeps its previous files.
 func (s *Service) upload(c *fiber.Ctx) error {
 	baseHeaders(c)
-	ctx, cancel := context.WithTimeout(c.UserContext(), uploadTimeout)
+	ctx, stop := fiberfix.RequestContext(c)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, uploadTimeout)
 	defer cancel()
 	hash := secrets.HashToken(c.Params("token"))
 	up, err := s.store.JotUpload(ctx, hash)

@@ -21,9 +21,9 @@ import (
 
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
-	"github.com/workbench-dev/workbench/server/internal/mcp/fiberbridge"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 )
@@ -131,7 +131,7 @@ func start(t testing.TB, opts mcp.Options) *env {
 	e.ep = ep
 	base, cancel := context.WithCancel(context.Background())
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.All("/mcp", fiberbridge.Handler(base, ep, 20*time.Millisecond))
+	app.All("/mcp", fiberfix.Bridge(base, ep, 20*time.Millisecond))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,9 @@ import (
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
-	"github.com/workbench-dev/workbench/server/internal/mcp/fiberbridge"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 	"github.com/workbench-dev/workbench/server/internal/registry"
@@ -104,7 +104,7 @@ func newStack(t *testing.T, creds credential.Source, settings runtime.MapSetting
 		t.Fatal(err)
 	}
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.All("/mcp", fiberbridge.Handler(context.Background(), st.ep, 0))
+	app.All("/mcp", fiberfix.Bridge(context.Background(), st.ep, 0))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

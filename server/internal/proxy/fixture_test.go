@@ -32,6 +32,9 @@ const (
 	keyValue = "key-REAL-456"
 )
 
+// stallPart is how much of its body /stall sends before it stalls.
+const stallPart = 64 << 10
+
 // seen is one request as the fake upstream received it.
 type seen struct {
 	Method, Path, RawPath, RawQuery string
@@ -48,6 +51,7 @@ type upstream struct {
 	requests []seen
 	received chan int64 // bytes of an /upload read so far, sent as they arrive
 	hold     chan struct{}
+	stalled  chan time.Time // when a /stall request ended, with its context
 }
 
 func (u *upstream) log() []seen {
@@ -58,7 +62,7 @@ func (u *upstream) log() []seen {
 
 func startUpstream(t testing.TB) *upstream {
 	t.Helper()
-	u := &upstream{received: make(chan int64, 1024), hold: make(chan struct{})}
+	u := &upstream{received: make(chan int64, 1024), hold: make(chan struct{}), stalled: make(chan time.Time, 1)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +142,19 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		json.NewEncoder(w).Encode(map[string]int64{"bytes": rec.BodyBytes})
+	case rest == "stall":
+		// A large download that sends its first part, then stalls (a slow
+		// export) until the proxy gives up on it.
+		if r.URL.Query().Get("chunked") == "" {
+			w.Header().Set("Content-Length", fmt.Sprint(1<<30))
+		}
+		w.Write(make([]byte, stallPart))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			u.stalled <- time.Now()
+		case <-time.After(20 * time.Second):
+		}
 	case rest == "slow":
 		<-u.hold
 		io.WriteString(w, "late")

@@ -21,6 +21,7 @@ import (
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -33,6 +34,14 @@ const lookupTimeout = 10 * time.Second
 
 // copyBufferBytes is how much of a body the proxy holds at a time.
 const copyBufferBytes = 32 << 10
+
+// A call whose client left is audited with codeClientAborted and, if it
+// left before the answer, statusClientClosed (nginx's "client closed
+// request"; nobody reads it).
+const (
+	codeClientAborted  = "CLIENT_ABORTED"
+	statusClientClosed = 499
+)
 
 // wwwAuthenticate is the challenge of every 401.
 const wwwAuthenticate = `Bearer realm="workbench curl session", error="invalid_token", error_description=%q`
@@ -58,17 +67,20 @@ func fail(status int, code, format string, args ...any) *apiError {
 // call is one proxied request in flight: what its audit row will say.
 type call struct {
 	s       *Service
+	ctx     context.Context // ends when the client goes away (fiberfix.RequestContext)
+	stop    context.CancelFunc
 	start   time.Time
 	row     store.ProxyCall
-	session string
-	slot    bool // holds one of the session's MaxConcurrent slots
+	session string // set once the caller is known: then the call is audited
+	slot    bool   // holds one of the session's MaxConcurrent slots
 	cancel  context.CancelFunc
 	body    *requestBody
 	once    sync.Once
 }
 
 // finish ends the call: it stops reading the client's body, cancels the
-// upstream exchange, frees the session's slot and queues the audit row.
+// upstream exchange, stops watching the client, frees the session's slot
+// and queues the audit row.
 func (c *call) finish(status int, bytesOut int64, code string) {
 	c.once.Do(func() {
 		if c.body != nil {
@@ -76,6 +88,10 @@ func (c *call) finish(status int, bytesOut int64, code string) {
 		}
 		if c.cancel != nil {
 			c.cancel()
+		}
+		c.stop()
+		if c.session == "" {
+			return
 		}
 		if c.slot {
 			c.s.release(c.session)
@@ -86,20 +102,28 @@ func (c *call) finish(status int, bytesOut int64, code string) {
 	})
 }
 
-// Handle serves one request to Route + <integration>/<path>.
+// clientGone reports whether the call's client has closed its connection.
+func (c *call) clientGone() bool {
+	return errors.Is(context.Cause(c.ctx), fiberfix.ErrPeerGone)
+}
+
+// Handle serves one request to Route + <integration>/<path>. The call runs
+// on a context that ends when the client goes away, until its response has
+// been streamed.
 func (s *Service) Handle(c *fiber.Ctx) error {
-	start := time.Now()
-	cl, err := s.serve(c, start)
-	if err != nil {
+	ctx, stop := fiberfix.RequestContext(c)
+	cl := &call{s: s, ctx: ctx, stop: stop, start: time.Now()}
+	if err := s.serve(c, cl); err != nil {
 		var ae *apiError
-		if !errors.As(err, &ae) {
+		switch {
+		case cl.clientGone():
+			ae = fail(statusClientClosed, codeClientAborted, "the client closed the connection")
+		case !errors.As(err, &ae):
 			s.logger.Error("proxy call failed", "err", err)
 			ae = fail(http.StatusInternalServerError, "INTERNAL", "the proxy could not complete this request")
 		}
 		writeError(c, ae)
-		if cl != nil {
-			cl.finish(ae.status, 0, ae.code)
-		}
+		cl.finish(ae.status, 0, ae.code)
 	}
 	return nil
 }
@@ -122,78 +146,79 @@ func writeError(c *fiber.Ctx, e *apiError) {
 	resp.SetBody(body)
 }
 
-// serve proxies one request. It returns the call once the caller is known
-// (so a failure is audited), and an error when nothing was streamed.
-func (s *Service) serve(c *fiber.Ctx, start time.Time) (*call, error) {
+// serve proxies one request, filling in cl once the caller is known (so a
+// failure is audited). It returns an error when nothing was streamed.
+func (s *Service) serve(c *fiber.Ctx, cl *call) error {
 	method := strings.Clone(c.Method()) // Fiber's strings live only as long as the request
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
 	default:
-		return nil, fail(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "the proxy forwards %s, not %s", allowedMethods, truncate(method, 16))
+		return fail(http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "the proxy forwards %s, not %s", allowedMethods, truncate(method, 16))
 	}
 	target := c.Request().Header.RequestURI()
 	if len(target) > s.lim.MaxTargetBytes {
-		return nil, fail(http.StatusRequestURITooLong, "URI_TOO_LONG", "the request target is %d bytes, over the limit of %d", len(target), s.lim.MaxTargetBytes)
+		return fail(http.StatusRequestURITooLong, "URI_TOO_LONG", "the request target is %d bytes, over the limit of %d", len(target), s.lim.MaxTargetBytes)
 	}
 	integration, rawPath, rawQuery, err := splitTarget(string(target))
 	if err != nil {
-		return nil, fail(http.StatusBadRequest, "INVALID_PATH", "%v", err)
+		return fail(http.StatusBadRequest, "INVALID_PATH", "%v", err)
 	}
-	ctx, cancelLookup := context.WithTimeout(context.Background(), lookupTimeout)
+	ctx, cancelLookup := context.WithTimeout(cl.ctx, lookupTimeout)
 	defer cancelLookup()
 	sess, err := s.authenticate(ctx, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// From here on the caller is known and the call is audited.
 	path, pathErr := checkPath(rawPath)
-	cl := &call{s: s, start: start, session: sess.ID, row: store.ProxyCall{UserID: sess.UserID, SessionID: sess.ID,
-		Integration: integration, Method: method, Path: auditPath(rawPath, rawQuery), At: start}}
+	cl.session = sess.ID
+	cl.row = store.ProxyCall{UserID: sess.UserID, SessionID: sess.ID,
+		Integration: integration, Method: method, Path: auditPath(rawPath, rawQuery), At: cl.start}
 	if pathErr == nil {
 		cl.row.Path = auditPath(path, rawQuery)
 	}
 	if !sess.Allows(integration) {
-		return cl, fail(http.StatusForbidden, "WRONG_INTEGRATION", "this curl session was minted for %s, not %s; call curl_session with %s to get a token for it",
+		return fail(http.StatusForbidden, "WRONG_INTEGRATION", "this curl session was minted for %s, not %s; call curl_session with %s to get a token for it",
 			strings.Join(sess.Integrations, ", "), integration, integration)
 	}
 	if !s.acquire(sess.ID) {
-		return cl, fail(http.StatusTooManyRequests, "TOO_MANY_REQUESTS", "at most %d calls of one curl session may run at once", s.lim.MaxConcurrent)
+		return fail(http.StatusTooManyRequests, "TOO_MANY_REQUESTS", "at most %d calls of one curl session may run at once", s.lim.MaxConcurrent)
 	}
 	cl.slot = true
 	if pathErr != nil {
-		return cl, fail(http.StatusBadRequest, "INVALID_PATH", "%v", pathErr)
+		return fail(http.StatusBadRequest, "INVALID_PATH", "%v", pathErr)
 	}
 	m, ok := s.opts.Catalog.Manifest(integration)
 	if !ok {
-		return cl, fail(http.StatusNotFound, "UNKNOWN_INTEGRATION", "%s is no longer loaded on this server", integration)
+		return fail(http.StatusNotFound, "UNKNOWN_INTEGRATION", "%s is no longer loaded on this server", integration)
 	}
 	if m.Proxy == nil {
-		return cl, fail(http.StatusNotFound, "NO_PROXY", "%s declares no proxy base URL", integration)
+		return fail(http.StatusNotFound, "NO_PROXY", "%s declares no proxy base URL", integration)
 	}
 	base, err := s.baseURL(m)
 	if err != nil {
-		return cl, err
+		return err
 	}
 	u, err := upstreamURL(base, rawPath, path, rawQuery)
 	if err != nil {
-		return cl, fail(http.StatusBadRequest, "INVALID_PATH", "%v", err)
+		return fail(http.StatusBadRequest, "INVALID_PATH", "%v", err)
 	}
 	dest, err := egress.ParseDestination(base.Scheme + "://" + base.Host)
 	if err != nil || !(egress.Policy{Allow: []egress.Destination{dest}}).Allows(u) {
-		return cl, fail(http.StatusBadGateway, "EGRESS_DENIED", "the base URL of %s is not a valid destination", integration)
+		return fail(http.StatusBadGateway, "EGRESS_DENIED", "the base URL of %s is not a valid destination", integration)
 	}
 	header, err := s.requestHeader(c)
 	if err != nil {
-		return cl, err
+		return err
 	}
 	var cred *credential.Credential
 	if m.Auth.Mode != manifest.ModeNone {
 		cred, err = s.opts.Credentials.Credential(ctx, sess.UserID, integration)
 		if err != nil {
-			return cl, credentialError(integration, err)
+			return credentialError(integration, err)
 		}
 	}
-	return cl, s.forward(c, cl, m, u, header, cred)
+	return s.forward(c, cl, m, u, header, cred)
 }
 
 // authenticate finds the session of the request's token.
@@ -282,7 +307,7 @@ func (s *Service) requestHeader(c *fiber.Ctx) (http.Header, error) {
 
 // forward sends the request upstream and starts streaming the response.
 func (s *Service) forward(c *fiber.Ctx, cl *call, m *manifest.Manifest, u *url.URL, header http.Header, cred *credential.Credential) error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.lim.ExchangeTimeout)
+	ctx, cancel := context.WithTimeout(cl.ctx, s.lim.ExchangeTimeout)
 	cl.cancel = cancel
 	length := int64(c.Request().Header.ContentLength())
 	if length > s.lim.MaxRequestBytes {
@@ -460,7 +485,11 @@ func (r *responseBody) Read(p []byte) (int, error) {
 		r.err = "RESPONSE_TOO_LARGE"
 		return 0, fmt.Errorf("proxy: the upstream response is over the limit of %d bytes", r.max)
 	}
-	if err != nil && err != io.EOF {
+	switch {
+	case err == nil || err == io.EOF:
+	case r.cl.clientGone():
+		r.err = codeClientAborted
+	default:
 		r.err = "UPSTREAM_ABORTED"
 	}
 	return n, err
@@ -472,7 +501,7 @@ func (r *responseBody) CloseWithError(err error) error {
 	cerr := r.up.Close()
 	code := r.err
 	if err != nil && code == "" {
-		code = "CLIENT_ABORTED"
+		code = codeClientAborted
 	}
 	r.cl.finish(r.status, r.n, code)
 	return cerr

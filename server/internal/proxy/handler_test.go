@@ -310,6 +310,42 @@ func TestService_Handle_streamsDownload(t *testing.T) {
 	}
 }
 
+// TestService_Handle_abandonedDownload checks that a client leaving in the
+// middle of a download ends the upstream exchange within a second, even
+// while the upstream sends nothing: the client has read all it was sent,
+// so no write to it fails.
+func TestService_Handle_abandonedDownload(t *testing.T) {
+	f := newFixture(t, Limits{})
+	m := f.mint(f.alice.ID, "hub")
+	for _, chunked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chunked=%v", chunked), func(t *testing.T) {
+			path := "/c/hub/stall"
+			if chunked {
+				path += "?chunked=1"
+			}
+			resp := f.do("GET", path, m.Token, nil, nil)
+			if _, err := io.ReadFull(resp.Body, make([]byte, stallPart)); err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close() // unfinished: the transport closes the connection
+			left := time.Now()
+			select {
+			case ended := <-f.up.stalled:
+				if d := ended.Sub(left); d > time.Second {
+					t.Errorf("the upstream exchange ended %v after the client left, want within 1s", d)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("the upstream exchange outlived its client")
+			}
+		})
+	}
+	for _, r := range f.calls(f.alice.ID, 2) {
+		if r.Status != 200 || r.Error != "CLIENT_ABORTED" || r.BytesOut != stallPart {
+			t.Errorf("audit of an abandoned download: %+v", r)
+		}
+	}
+}
+
 // TestService_Handle_streamsUpload checks that the upstream receives the
 // start of a body while the client is still sending the rest: the client
 // sends the next part only after the upstream has seen the previous one,

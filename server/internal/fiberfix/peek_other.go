@@ -1,6 +1,6 @@
 //go:build !unix
 
-package connwatch
+package fiberfix
 
 // peerClosed cannot peek on this platform; the peer always looks present.
 func peerClosed(uintptr) bool { return false }

@@ -1,4 +1,4 @@
-package fiberbridge
+package fiberfix
 
 import (
 	"bufio"
@@ -14,15 +14,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
-
-	"github.com/workbench-dev/workbench/server/internal/mcp/connwatch"
 )
 
-// serve runs a Fiber app with h bridged at /h on 127.0.0.1 and returns its address.
-func serve(t *testing.T, base context.Context, h http.Handler) string {
+// listen serves app on 127.0.0.1 until the test ends and returns its address.
+func listen(t *testing.T, app *fiber.App) string {
 	t.Helper()
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.All("/h", Handler(base, h, 10*time.Millisecond))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +28,15 @@ func serve(t *testing.T, base context.Context, h http.Handler) string {
 	return ln.Addr().String()
 }
 
-func TestHandler_ClientGoesAway(t *testing.T) {
+// serve runs a Fiber app with h bridged at /h and returns its address.
+func serve(t *testing.T, base context.Context, h http.Handler) string {
+	t.Helper()
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.All("/h", Bridge(base, h, 10*time.Millisecond))
+	return listen(t, app)
+}
+
+func TestBridge_ClientGoesAway(t *testing.T) {
 	causes := make(chan error, 1)
 	started := make(chan struct{})
 	addr := serve(t, context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +58,7 @@ func TestHandler_ClientGoesAway(t *testing.T) {
 	conn.Close()
 	select {
 	case cause := <-causes:
-		if !errors.Is(cause, connwatch.ErrPeerGone) {
+		if !errors.Is(cause, ErrPeerGone) {
 			t.Fatalf("cause = %v, want ErrPeerGone", cause)
 		}
 		if d := time.Since(start); d > time.Second {
@@ -65,7 +69,7 @@ func TestHandler_ClientGoesAway(t *testing.T) {
 	}
 }
 
-func TestHandler_StreamsAndEnds(t *testing.T) {
+func TestBridge_StreamsAndEnds(t *testing.T) {
 	ended := make(chan error, 1)
 	ctxs := make(chan context.Context, 1)
 	release := make(chan struct{})
@@ -101,12 +105,12 @@ func TestHandler_StreamsAndEnds(t *testing.T) {
 			ended <- errors.New("context live after the handler returned")
 		}
 	}()
-	if cause := <-ended; !errors.Is(cause, context.Canceled) || errors.Is(cause, connwatch.ErrPeerGone) {
+	if cause := <-ended; !errors.Is(cause, context.Canceled) || errors.Is(cause, ErrPeerGone) {
 		t.Errorf("cause after the handler returned = %v, want context.Canceled", cause)
 	}
 }
 
-func TestHandler_BaseEnds(t *testing.T) {
+func TestBridge_BaseEnds(t *testing.T) {
 	base, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	addr := serve(t, base, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -127,7 +131,7 @@ func TestHandler_BaseEnds(t *testing.T) {
 	}
 }
 
-func TestHandler_KeepAlive(t *testing.T) {
+func TestBridge_KeepAlive(t *testing.T) {
 	// Several requests on one connection each get their own context, and a
 	// finished request's watch does not end the next one's.
 	addr := serve(t, context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -172,13 +176,7 @@ func TestPlainAdaptor_NeverCancels(t *testing.T) {
 		}))(c.Context())
 		return nil
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = app.Listener(ln) }()
-	defer app.ShutdownWithTimeout(5 * time.Second)
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", listen(t, app))
 	if err != nil {
 		t.Fatal(err)
 	}

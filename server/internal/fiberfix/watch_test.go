@@ -1,9 +1,10 @@
-package connwatch
+package fiberfix
 
 import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -35,7 +36,7 @@ func pair(t *testing.T) (server, client *net.TCPConn) {
 
 const interval = 10 * time.Millisecond
 
-func TestWatch(t *testing.T) {
+func TestWatchConn(t *testing.T) {
 	tests := []struct {
 		name     string
 		peer     func(t *testing.T, client *net.TCPConn)
@@ -63,7 +64,7 @@ func TestWatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			server, client := pair(t)
-			ctx, stop := Watch(context.Background(), server, interval)
+			ctx, stop := watchConn(context.Background(), server, interval)
 			defer stop()
 			tt.peer(t, client)
 			select {
@@ -92,9 +93,9 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-func TestWatch_Stop(t *testing.T) {
+func TestWatchConn_Stop(t *testing.T) {
 	server, _ := pair(t)
-	ctx, stop := Watch(context.Background(), server, interval)
+	ctx, stop := watchConn(context.Background(), server, interval)
 	stop()
 	select {
 	case <-ctx.Done():
@@ -107,10 +108,10 @@ func TestWatch_Stop(t *testing.T) {
 	stop() // a second stop is harmless
 }
 
-func TestWatch_ParentEnds(t *testing.T) {
+func TestWatchConn_ParentEnds(t *testing.T) {
 	server, _ := pair(t)
 	parent, cancel := context.WithCancel(context.Background())
-	ctx, stop := Watch(parent, server, interval)
+	ctx, stop := watchConn(parent, server, interval)
 	defer stop()
 	cancel()
 	select {
@@ -120,10 +121,10 @@ func TestWatch_ParentEnds(t *testing.T) {
 	}
 }
 
-func TestWatch_Unwatchable(t *testing.T) {
+func TestWatchConn_Unwatchable(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
-	ctx, stop := Watch(context.Background(), a, interval)
+	ctx, stop := watchConn(context.Background(), a, interval)
 	b.Close()
 	select {
 	case <-ctx.Done():
@@ -136,9 +137,9 @@ func TestWatch_Unwatchable(t *testing.T) {
 	}
 }
 
-func TestWatch_LocallyClosed(t *testing.T) {
+func TestWatchConn_LocallyClosed(t *testing.T) {
 	server, _ := pair(t)
-	ctx, stop := Watch(context.Background(), server, interval)
+	ctx, stop := watchConn(context.Background(), server, interval)
 	defer stop()
 	server.Close()
 	select {
@@ -146,4 +147,26 @@ func TestWatch_LocallyClosed(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("a closed socket still counts as live")
 	}
+}
+
+// TestWatchConn_Hammer starts and stops watches on one live connection from
+// several goroutines while their checks run, under -race: every context
+// ends by its stop, never as if the peer had gone.
+func TestWatchConn_Hammer(t *testing.T) {
+	server, _ := pair(t)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				ctx, stop := watchConn(context.Background(), server, time.Millisecond)
+				time.Sleep(time.Duration((g+i)%3) * time.Millisecond)
+				stop()
+				if cause := context.Cause(ctx); cause != context.Canceled {
+					t.Errorf("cause = %v, want context.Canceled", cause)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package connwatch
+package fiberfix
 
 import (
 	"errors"

@@ -68,9 +68,17 @@ type Store interface {
 	// metadata document: c.ID is the document's http(s) URL. An earlier copy
 	// gets the new name and redirect URIs and keeps its CreatedAt.
 	PutOAuthClientDocument(ctx context.Context, c OAuthClient) (OAuthClient, error)
+	// CountOAuthClients counts every OAuth client, registered or described
+	// by a metadata document.
+	CountOAuthClients(ctx context.Context) (int, error)
+	// DeleteUngrantedOAuthClients deletes the OAuth clients created before
+	// createdBefore that were never issued an access token and hold no
+	// credential (an unexchanged code), and returns how many.
+	DeleteUngrantedOAuthClients(ctx context.Context, createdBefore time.Time) (int, error)
 	// CreateOAuthToken records an authorization code, access token or
-	// refresh token. An unknown user or client is ErrNotFound; a family
-	// already revoked is ErrConflict.
+	// refresh token; the first access token sets its client's GrantedAt.
+	// An unknown user or client is ErrNotFound; a family already revoked is
+	// ErrConflict.
 	CreateOAuthToken(ctx context.Context, t NewOAuthToken) (OAuthToken, error)
 	// OAuthToken returns the unused, unrevoked, unexpired credential of this
 	// kind with this hash; any other is ErrNotFound.

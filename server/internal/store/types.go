@@ -177,6 +177,7 @@ type OAuthClient struct {
 	Name         string
 	RedirectURIs []string
 	CreatedAt    time.Time
+	GrantedAt    time.Time // when it was first issued an access token; zero until then
 }
 
 // NewOAuthClient is what CreateOAuthClient needs.

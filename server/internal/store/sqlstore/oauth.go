@@ -31,8 +31,8 @@ func (db *DB) CreateOAuthClient(ctx context.Context, nc store.NewOAuthClient) (s
 func (db *DB) OAuthClient(ctx context.Context, id string) (store.OAuthClient, error) {
 	var c store.OAuthClient
 	var uris string
-	err := db.read.QueryRowContext(ctx, db.q(`SELECT id, name, redirect_uris, created_at FROM oauth_clients WHERE id = ?`), id).
-		Scan(&c.ID, &c.Name, &uris, timeCol{&c.CreatedAt})
+	err := db.read.QueryRowContext(ctx, db.q(`SELECT id, name, redirect_uris, created_at, granted_at FROM oauth_clients WHERE id = ?`), id).
+		Scan(&c.ID, &c.Name, &uris, timeCol{&c.CreatedAt}, timeCol{&c.GrantedAt})
 	if err != nil {
 		return store.OAuthClient{}, db.fail(fmt.Sprintf("OAuth client %q", id), err)
 	}
@@ -51,11 +51,31 @@ func (db *DB) PutOAuthClientDocument(ctx context.Context, c store.OAuthClient) (
 	out := store.OAuthClient{ID: c.ID, Name: c.Name, RedirectURIs: append([]string(nil), c.RedirectURIs...)}
 	err := db.write.QueryRowContext(ctx, db.q(`INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris
-		RETURNING created_at`), c.ID, c.Name, strings.Join(c.RedirectURIs, "\n"), db.t(db.now())).Scan(timeCol{&out.CreatedAt})
+		RETURNING created_at, granted_at`), c.ID, c.Name, strings.Join(c.RedirectURIs, "\n"), db.t(db.now())).
+		Scan(timeCol{&out.CreatedAt}, timeCol{&out.GrantedAt})
 	if err != nil {
 		return store.OAuthClient{}, db.fail(fmt.Sprintf("storing the OAuth client document %q", c.ID), err)
 	}
 	return out, nil
+}
+
+// CountOAuthClients implements store.Store.
+func (db *DB) CountOAuthClients(ctx context.Context) (int, error) {
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+		return 0, db.fail("counting OAuth clients", err)
+	}
+	return n, nil
+}
+
+// DeleteUngrantedOAuthClients implements store.Store.
+func (db *DB) DeleteUngrantedOAuthClients(ctx context.Context, createdBefore time.Time) (int, error) {
+	res, err := db.write.ExecContext(ctx, db.q(`DELETE FROM oauth_clients WHERE granted_at IS NULL AND created_at < ?
+		AND NOT EXISTS (SELECT 1 FROM oauth_tokens WHERE oauth_tokens.client_id = oauth_clients.id)`), db.t(createdBefore))
+	if err != nil {
+		return 0, db.fail("deleting ungranted OAuth clients", err)
+	}
+	return db.count(res, "deleting ungranted OAuth clients")
 }
 
 // checkDocumentClientID accepts an absolute http(s) URL of at most
@@ -128,6 +148,14 @@ func (db *DB) CreateOAuthToken(ctx context.Context, nt store.NewOAuthToken) (sto
 			family_id, scope, redirect_uri, code_challenge, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			t.Hash, string(t.Kind), t.TenantID, t.UserID, t.ClientID, t.Resource, t.Family, t.Scope, t.RedirectURI, t.CodeChallenge,
 			db.t(t.CreatedAt), db.t(t.ExpiresAt))
+		if err != nil {
+			return db.fail(doing, err)
+		}
+		if t.Kind != store.OAuthAccess {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE oauth_clients SET granted_at = ? WHERE id = ? AND granted_at IS NULL`),
+			db.t(t.CreatedAt), t.ClientID)
 		if err != nil {
 			return db.fail(doing, err)
 		}

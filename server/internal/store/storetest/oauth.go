@@ -241,3 +241,67 @@ func testOAuthReplay(t *testing.T, h *harness) {
 	_, err = st.ConsumeOAuthToken(ctx, store.OAuthRefresh, refresh1)
 	wantErr(t, "second replay", err, store.ErrNotFound)
 }
+
+// testOAuthClientExpiry checks that issuing an access token marks its
+// client granted, and that only clients never granted, created before the
+// cutoff and holding no credential are deleted.
+func testOAuthClientExpiry(t *testing.T, h *harness) {
+	st := h.st
+	carol := newUser(t, st, "carol@example.com")
+	uris := []string{"https://app.example.com/cb"}
+	register := func(name string) store.OAuthClient {
+		t.Helper()
+		c, err := st.CreateOAuthClient(ctx, store.NewOAuthClient{Name: name, RedirectURIs: uris})
+		must(t, "CreateOAuthClient "+name, err)
+		return c
+	}
+	issue := func(c store.OAuthClient, kind store.OAuthTokenKind, raw string) {
+		t.Helper()
+		_, err := st.CreateOAuthToken(ctx, store.NewOAuthToken{Kind: kind, Hash: secrets.HashToken(raw), UserID: carol.ID, ClientID: c.ID,
+			Resource: "https://wb.example.com/mcp", Family: "ogr_" + raw, Scope: "mcp", RedirectURI: uris[0], CodeChallenge: "chal",
+			ExpiresAt: h.clock.Now().Add(48 * time.Hour)})
+		must(t, "CreateOAuthToken "+raw, err)
+	}
+	abandoned := register("Abandoned")
+	granted := register("Granted")
+	pending := register("Pending") // holds a code it has not exchanged yet
+	doc, err := st.PutOAuthClientDocument(ctx, store.OAuthClient{ID: "https://expiry.example.com/client.json", Name: "Doc",
+		RedirectURIs: uris})
+	must(t, "PutOAuthClientDocument", err)
+	issue(pending, store.OAuthCode, "expiry-code")
+	if c, _ := st.OAuthClient(ctx, pending.ID); !c.GrantedAt.IsZero() {
+		t.Fatalf("a code marked its client granted: %+v", c)
+	}
+	h.clock.Advance(time.Hour)
+	grantedAt := h.clock.Now()
+	issue(granted, store.OAuthAccess, "expiry-access-1")
+	h.clock.Advance(time.Hour)
+	issue(granted, store.OAuthAccess, "expiry-access-2")
+	if c, err := st.OAuthClient(ctx, granted.ID); err != nil || !c.GrantedAt.Equal(grantedAt) {
+		t.Fatalf("OAuthClient after two access tokens = %+v, %v; want GrantedAt %v (the first)", c, err, grantedAt)
+	}
+	if n, err := st.CountOAuthClients(ctx); err != nil || n != 4 {
+		t.Fatalf("CountOAuthClients = %d, %v; want 4", n, err)
+	}
+
+	h.clock.Advance(23 * time.Hour)
+	fresh := register("Fresh")
+	cutoff := h.clock.Now().Add(-24 * time.Hour)
+	n, err := st.DeleteUngrantedOAuthClients(ctx, cutoff)
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteUngrantedOAuthClients = %d, %v; want 2 (the abandoned and the document client)", n, err)
+	}
+	for _, c := range []store.OAuthClient{abandoned, doc} {
+		_, err := st.OAuthClient(ctx, c.ID)
+		wantErr(t, "deleted client "+c.Name, err, store.ErrNotFound)
+	}
+	for _, c := range []store.OAuthClient{granted, pending, fresh} {
+		must(t, "kept client "+c.Name, func() error { _, err := st.OAuthClient(ctx, c.ID); return err }())
+	}
+	if n, err := st.CountOAuthClients(ctx); err != nil || n != 3 {
+		t.Fatalf("CountOAuthClients after deleting = %d, %v; want 3", n, err)
+	}
+	if n, err := st.DeleteUngrantedOAuthClients(ctx, cutoff); err != nil || n != 0 {
+		t.Fatalf("DeleteUngrantedOAuthClients again = %d, %v; want 0", n, err)
+	}
+}

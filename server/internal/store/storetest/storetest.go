@@ -30,6 +30,7 @@ func Run(t *testing.T, b Backend) {
 		{"Sessions", testSessions},
 		{"LoginLinks", testLoginLinks},
 		{"OAuth", testOAuth},
+		{"OAuthClientExpiry", testOAuthClientExpiry},
 		{"Connections", testConnections},
 		{"ResealConnections", testReseal},
 		{"Pending", testPending},

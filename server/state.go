@@ -110,7 +110,7 @@ func (s *Server) openState(ctx context.Context) (*state, error) {
 		return nil, errors.Join(err, st.Close())
 	}
 	as, err := oauthserver.New(oauthserver.Options{Store: st, PublicURL: s.cfg.PublicURL, SessionCookie: p.SessionCookieName(),
-		AllowLoopbackDocuments: s.cfg.EgressAllowPrivate, Logger: s.logger.With("component", "oauth")})
+		AllowLoopbackDocuments: s.cfg.EgressAllowPrivate, ClientAddr: s.cfg.TrustedProxies, Logger: s.logger.With("component", "oauth")})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

@@ -58,12 +58,13 @@ type errorRedirect struct{ code, description string }
 
 func (e *errorRedirect) Error() string { return e.code + ": " + e.description }
 
-// parseAuthRequest checks the request's parameters. An unknown client or
-// redirect URI is answered with 400 (never a redirect); other problems are
-// an *errorRedirect.
-func (s *Server) parseAuthRequest(ctx context.Context, get func(string) string) (authRequest, error) {
+// parseAuthRequest checks the request's parameters; addr is the client
+// address that a document fetch is counted against. An unknown client or
+// redirect URI is answered with 400 (never a redirect), a fetch past the
+// limit with 429; other problems are an *errorRedirect.
+func (s *Server) parseAuthRequest(ctx context.Context, addr string, get func(string) string) (authRequest, error) {
 	var a authRequest
-	cl, err := s.client(ctx, get("client_id"))
+	cl, err := s.client(ctx, get("client_id"), addr)
 	if err != nil {
 		return a, err
 	}
@@ -93,8 +94,10 @@ func (s *Server) parseAuthRequest(ctx context.Context, get func(string) string) 
 // client returns the client a client_id names: a registered one, or one
 // described by a client ID metadata document, which is fetched (or taken
 // from the cache) and stored so that the codes and tokens issued to it can
-// refer to it. Unknown clients and unusable documents are errBadRequest.
-func (s *Server) client(ctx context.Context, id string) (store.OAuthClient, error) {
+// refer to it. A fetch counts against the client address addr (a 429
+// refusal past documentFetchPolicy). Unknown clients and unusable documents
+// are errBadRequest.
+func (s *Server) client(ctx context.Context, id, addr string) (store.OAuthClient, error) {
 	if !isDocumentClientID(id) {
 		cl, err := s.store.OAuthClient(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -102,7 +105,10 @@ func (s *Server) client(ctx context.Context, id string) (store.OAuthClient, erro
 		}
 		return cl, err
 	}
-	cl, fresh, err := s.docs.resolve(ctx, id)
+	bound := fmt.Sprintf("too many client ID metadata document fetches from your address (at most %d an hour)", documentFetchPolicy.Free)
+	cl, fresh, err := s.docs.resolve(ctx, id, func() error {
+		return s.take(ctx, "oauth:clientdoc:"+addr, documentFetchPolicy, bound)
+	})
 	if errors.Is(err, ErrClientDocument) {
 		return cl, fmt.Errorf("%w: %w", errBadRequest, err)
 	}
@@ -157,7 +163,7 @@ func (s *Server) answerAuthError(c *fiber.Ctx, a authRequest, err error) error {
 	case errors.Is(err, errBadRequest):
 		return oauthError(c, http.StatusBadRequest, "invalid_request", strings.TrimPrefix(err.Error(), errBadRequest.Error()+": "))
 	}
-	return s.internalError(c, err)
+	return s.refuse(c, err)
 }
 
 // redirectBack sends the browser to the client's redirect URI with v, the
@@ -180,7 +186,7 @@ func (s *Server) authorize(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
 	setPageHeaders(c)
-	a, err := s.parseAuthRequest(ctx, func(k string) string { return strings.Clone(c.Query(k)) })
+	a, err := s.parseAuthRequest(ctx, s.addr.Key(c), func(k string) string { return strings.Clone(c.Query(k)) })
 	if err != nil {
 		return s.answerAuthError(c, a, err)
 	}
@@ -223,7 +229,7 @@ func (s *Server) approve(c *fiber.Ctx) error {
 	if sess == nil || !sameString(c.FormValue("csrf"), sess.CSRFSecret) {
 		return oauthError(c, http.StatusForbidden, "access_denied", "the consent form is out of date or was not sent by Workbench; start again")
 	}
-	a, err := s.parseAuthRequest(ctx, func(k string) string { return strings.Clone(c.FormValue(k)) })
+	a, err := s.parseAuthRequest(ctx, s.addr.Key(c), func(k string) string { return strings.Clone(c.FormValue(k)) })
 	if err != nil {
 		return s.answerAuthError(c, a, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -72,6 +73,7 @@ type clientDocuments struct {
 	allowLoopback bool
 	timeout       time.Duration // bounds one fetch
 	now           func() time.Time
+	logger        *slog.Logger
 
 	mu    sync.Mutex
 	cache map[string]cachedDocument
@@ -81,8 +83,9 @@ type clientDocuments struct {
 // admits http URLs on loopback IP literals, dialed directly; every other
 // URL must be https and is dialed through runtime/egress, which refuses
 // internal addresses after resolving the host with resolver (nil means the
-// system's) and pins the checked address. Redirects are not followed.
-func newClientDocuments(allowLoopback bool, resolver egress.Resolver, now func() time.Time) *clientDocuments {
+// system's) and pins the checked address. Redirects are not followed. Why a
+// fetch failed (which can say what a host resolved to) goes to logger only.
+func newClientDocuments(allowLoopback bool, resolver egress.Resolver, now func() time.Time, logger *slog.Logger) *clientDocuments {
 	guarded := egress.NewClient(egress.Options{Resolver: resolver, MaxRedirects: -1, DialTimeout: clientDocumentTimeout})
 	direct := &net.Dialer{Timeout: clientDocumentTimeout}
 	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
@@ -111,6 +114,7 @@ func newClientDocuments(allowLoopback bool, resolver egress.Resolver, now func()
 		allowLoopback: allowLoopback,
 		timeout:       clientDocumentTimeout,
 		now:           now,
+		logger:        logger,
 		cache:         make(map[string]cachedDocument),
 	}
 }
@@ -159,10 +163,11 @@ func isLoopbackLiteral(host string) bool {
 }
 
 // resolve returns the client a metadata document URL describes, from the
-// cache or fetched now. fresh reports a fetch (the caller stores the
-// client). Failures wrap ErrClientDocument and say what is wrong in terms a
-// client developer can act on.
-func (d *clientDocuments) resolve(ctx context.Context, id string) (cl store.OAuthClient, fresh bool, err error) {
+// cache or fetched now. admit is asked before a fetch (never for a cache
+// hit), and its error is returned as it is. fresh reports a fetch (the
+// caller stores the client). Failures wrap ErrClientDocument and say what
+// is wrong in terms a client developer can act on.
+func (d *clientDocuments) resolve(ctx context.Context, id string, admit func() error) (cl store.OAuthClient, fresh bool, err error) {
 	if err := d.checkURL(id); err != nil {
 		return store.OAuthClient{}, false, err
 	}
@@ -172,6 +177,9 @@ func (d *clientDocuments) resolve(ctx context.Context, id string) (cl store.OAut
 	d.mu.Unlock()
 	if ok && now.Before(e.expires) {
 		return e.client, false, e.err
+	}
+	if err := admit(); err != nil {
+		return store.OAuthClient{}, false, err
 	}
 	cl, err = d.fetch(ctx, id)
 	if ctx.Err() != nil {
@@ -214,6 +222,13 @@ func (d *clientDocuments) forget(id string) {
 	delete(d.cache, id)
 }
 
+// forgetAll empties the cache.
+func (d *clientDocuments) forgetAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clear(d.cache)
+}
+
 // fetch downloads and checks one document.
 func (d *clientDocuments) fetch(ctx context.Context, id string) (store.OAuthClient, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
@@ -225,11 +240,11 @@ func (d *clientDocuments) fetch(ctx context.Context, id string) (store.OAuthClie
 	req.Header.Set("Accept", "application/json")
 	resp, err := d.http.Do(req)
 	if err != nil {
-		var ee *egress.Error
-		if errors.As(err, &ee) {
-			return store.OAuthClient{}, fmt.Errorf("%w: fetching %s: %s", ErrClientDocument, id, ee.Message)
-		}
-		return store.OAuthClient{}, fmt.Errorf("%w: fetching %s failed (unreachable or too slow)", ErrClientDocument, id)
+		// The detail stays in the log: an egress refusal says what the
+		// host resolved to, which the asker must not learn.
+		d.logger.Info("a client ID metadata document could not be fetched", "client_id", id, "err", err)
+		return store.OAuthClient{}, fmt.Errorf("%w: %s could not be fetched (refused, unreachable or too slow); it must be served over https from a public address",
+			ErrClientDocument, id)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -1,6 +1,7 @@
 package oauthserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/server/internal/clientaddr"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/sqlite"
@@ -34,13 +37,33 @@ const (
 )
 
 // fixture is an authorization server over a SQLite store with one signed-in
-// user, served in memory through Fiber's app.Test.
+// user, served in memory through Fiber's app.Test. It trusts every peer as
+// a proxy, so a request's X-Forwarded-For is its client address.
 type fixture struct {
 	srv   *Server
 	app   *fiber.App
 	st    store.Store
 	clock *storetest.Clock
 	user  store.User
+	logs  *logBuffer
+}
+
+// logBuffer collects a server's log output; it is safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // resolverFunc resolves every name through a map; names outside it are
@@ -72,31 +95,59 @@ func newFixture(t *testing.T, allowLoopback bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	everyone, err := clientaddr.Parse("0.0.0.0/0, ::/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
 	srv, err := New(Options{Store: st, PublicURL: publicURL, SessionCookie: "wb_session", AllowLoopbackDocuments: allowLoopback,
 		Resolver: resolverFunc{
 			"docs.test":     {netip.MustParseAddr("127.0.0.1")},
 			"internal.test": {netip.MustParseAddr("10.1.2.3")},
 			"mapped.test":   {netip.MustParseAddr("::ffff:192.168.1.1")},
-		}, Now: clock.Now})
+		}, ClientAddr: everyone, Now: clock.Now, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	srv.Mount(app)
-	return &fixture{srv: srv, app: app, st: st, clock: clock, user: u}
+	return &fixture{srv: srv, app: app, st: st, clock: clock, user: u, logs: logs}
 }
 
-// do sends a request to the server in memory and returns the status, the
-// Location header and the body.
-func (f *fixture) do(t *testing.T, method, target string, form url.Values) (int, string, string) {
+// request is one request to the fixture: a form body, a JSON body or none,
+// from addr (the fixture's default address when empty).
+type request struct {
+	method, target, addr string
+	form                 url.Values
+	json                 string
+}
+
+// response is what the fixture answered.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// send sends r to the server in memory, with the signed-in user's cookie.
+func (f *fixture) send(t *testing.T, r request) response {
 	t.Helper()
 	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
+	switch {
+	case r.form != nil:
+		body = strings.NewReader(r.form.Encode())
+	case r.json != "":
+		body = strings.NewReader(r.json)
 	}
-	req := httptest.NewRequest(method, target, body)
-	if form != nil {
+	req := httptest.NewRequest(r.method, r.target, body)
+	switch {
+	case r.form != nil:
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	case r.json != "":
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.addr != "" {
+		req.Header.Set("X-Forwarded-For", r.addr)
 	}
 	req.AddCookie(&http.Cookie{Name: "wb_session", Value: sessionRaw})
 	resp, err := f.app.Test(req, 30_000)
@@ -105,7 +156,15 @@ func (f *fixture) do(t *testing.T, method, target string, form url.Values) (int,
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// do sends a request to the server in memory and returns the status, the
+// Location header and the body.
+func (f *fixture) do(t *testing.T, method, target string, form url.Values) (int, string, string) {
+	t.Helper()
+	r := f.send(t, request{method: method, target: target, form: form})
+	return r.status, r.header.Get("Location"), r.body
 }
 
 // authQuery returns the parameters of an authorization request.
@@ -138,12 +197,7 @@ func (f *fixture) approve(t *testing.T, q url.Values) string {
 // tokens posts a token request and decodes the answer.
 func (f *fixture) tokens(t *testing.T, form url.Values) (int, map[string]any) {
 	t.Helper()
-	status, _, body := f.do(t, http.MethodPost, "/oauth/token", form)
-	var out map[string]any
-	if err := json.Unmarshal([]byte(body), &out); err != nil {
-		t.Fatalf("token answer %d %q: %v", status, body, err)
-	}
-	return status, out
+	return decodeJSON(t, f.send(t, request{method: http.MethodPost, target: "/oauth/token", form: form}))
 }
 
 // docHost serves client ID metadata documents on 127.0.0.1 and counts
@@ -295,11 +349,12 @@ func TestServer_ClientIDMetadataDocumentRefused(t *testing.T) {
 		{"too large", raw("/big.json", "application/json", `{"client_name":"`+strings.Repeat("x", MaxClientDocumentBytes)+`"}`), "larger than"},
 		{"missing", host.URL + "/missing.json", "answered 404"},
 		{"redirect", host.URL + "/moved.json", "answered 302"},
-		{"too slow", host.URL + "/slow.json", "unreachable or too slow"},
-		{"name resolves to loopback", "https://docs.test/client.json", "resolves to loopback address 127.0.0.1"},
-		{"private address", "https://internal.test/client.json", "resolves to private address 10.1.2.3"},
-		{"IPv4-mapped private address", "https://mapped.test/client.json", "IPv4-mapped form of 192.168.1.1"},
-		{"private literal", "https://10.0.0.7/client.json", "refused private address 10.0.0.7"},
+		{"too slow", host.URL + "/slow.json", "could not be fetched"},
+		{"name resolves to loopback", "https://docs.test/client.json", "could not be fetched"},
+		{"private address", "https://internal.test/client.json", "could not be fetched"},
+		{"IPv4-mapped private address", "https://mapped.test/client.json", "could not be fetched"},
+		{"private literal", "https://10.0.0.7/client.json", "could not be fetched"},
+		{"unknown host", "https://nowhere.test/client.json", "could not be fetched"},
 		{"http off loopback", "http://docs.test/client.json", "must use https"},
 		{"no path", "https://docs.test/", "needs a path"},
 		{"query", "https://docs.test/client.json?v=1", "query"},
@@ -307,12 +362,14 @@ func TestServer_ClientIDMetadataDocumentRefused(t *testing.T) {
 		{"credentials", "https://user:pw@docs.test/client.json", "credentials"},
 		{"dot segment", "https://docs.test/a/../client.json", "dot segments"},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := authQuery(tt.clientID, strings.Repeat("a", 43), "")
-			status, loc, body := f.do(t, http.MethodGet, "/oauth/authorize?"+q.Encode(), nil)
-			if status != http.StatusBadRequest || loc != "" || !strings.Contains(body, tt.want) || !strings.Contains(body, "invalid_request") {
-				t.Errorf("authorize = %d %q %s; want 400 naming %q", status, loc, body, tt.want)
+			// Each from its own address, so that no row meets the fetch limit.
+			r := f.send(t, request{method: http.MethodGet, target: "/oauth/authorize?" + q.Encode(), addr: fmt.Sprintf("192.0.2.%d", i+1)})
+			if r.status != http.StatusBadRequest || r.header.Get("Location") != "" || !strings.Contains(r.body, tt.want) ||
+				!strings.Contains(r.body, "invalid_request") {
+				t.Errorf("authorize = %d %q %s; want 400 naming %q", r.status, r.header.Get("Location"), r.body, tt.want)
 			}
 		})
 	}
@@ -340,10 +397,81 @@ func TestServer_ClientIDMetadataDocumentNeedsDevFlagForHTTP(t *testing.T) {
 	}
 }
 
+// TestServer_ClientIDMetadataDocumentHidesAddresses: a document whose
+// host the egress rule refuses is answered with a generic message that says
+// nothing of what the host resolved to; the log has the detail.
+func TestServer_ClientIDMetadataDocumentHidesAddresses(t *testing.T) {
+	tests := []struct {
+		name, clientID, hidden, logged string
+	}{
+		{"loopback", "https://docs.test/client.json", "127.0.0.1", "resolves to loopback address 127.0.0.1"},
+		{"private", "https://internal.test/client.json", "10.1.2.3", "resolves to private address 10.1.2.3"},
+		{"IPv4-mapped", "https://mapped.test/client.json", "192.168.1.1", "IPv4-mapped form of 192.168.1.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, false)
+			q := authQuery(tt.clientID, strings.Repeat("a", 43), "")
+			status, _, body := f.do(t, http.MethodGet, "/oauth/authorize?"+q.Encode(), nil)
+			if status != http.StatusBadRequest || !strings.Contains(body, "could not be fetched") {
+				t.Errorf("authorize = %d %s; want 400 with a generic message", status, body)
+			}
+			for _, leak := range []string{tt.hidden, "loopback", "private", "resolves"} {
+				if strings.Contains(body, leak) {
+					t.Errorf("the answer says %q: %s", leak, body)
+				}
+			}
+			if logs := f.logs.String(); !strings.Contains(logs, tt.logged) || !strings.Contains(logs, tt.clientID) {
+				t.Errorf("the log lacks %q for %s:\n%s", tt.logged, tt.clientID, logs)
+			}
+		})
+	}
+}
+
+// TestServer_ClientIDMetadataDocumentFetchLimit: one address gets a bounded
+// number of document fetches; past it the answer is 429 with Retry-After
+// and nothing is fetched, while cached documents and other addresses are
+// unaffected.
+func TestServer_ClientIDMetadataDocumentFetchLimit(t *testing.T) {
+	f := newFixture(t, true)
+	host := newDocHost(t)
+	const attacker, other = "203.0.113.9", "198.51.100.4"
+	authorize := func(path, addr string) response {
+		id := host.serve(path, validDoc("Agent"))
+		q := authQuery(id, strings.Repeat("a", 43), "")
+		return f.send(t, request{method: http.MethodGet, target: "/oauth/authorize?" + q.Encode(), addr: addr})
+	}
+	for i := range documentFetchPolicy.Free {
+		if r := authorize(fmt.Sprintf("/c%d.json", i), attacker); r.status != http.StatusOK {
+			t.Fatalf("fetch %d = %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := authorize("/one-too-many.json", attacker)
+	_, out := decodeJSON(t, r)
+	desc, _ := out["error_description"].(string)
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") != "3600" || out["error"] != "temporarily_unavailable" ||
+		!strings.Contains(desc, fmt.Sprintf("at most %d an hour", documentFetchPolicy.Free)) {
+		t.Errorf("fetch past the limit = %d Retry-After %q %v", r.status, r.header.Get("Retry-After"), out)
+	}
+	if n := host.count("/one-too-many.json"); n != 0 {
+		t.Errorf("the refused document was fetched %d times", n)
+	}
+	if r := authorize("/c0.json", attacker); r.status != http.StatusOK {
+		t.Errorf("a cached document past the limit = %d %s", r.status, r.body)
+	}
+	if r := authorize("/one-too-many.json", other); r.status != http.StatusOK {
+		t.Errorf("another address = %d %s", r.status, r.body)
+	}
+	f.clock.Advance(time.Hour)
+	if r := authorize("/after-an-hour.json", attacker); r.status != http.StatusOK {
+		t.Errorf("an hour later = %d %s", r.status, r.body)
+	}
+}
+
 // TestClientDocuments_CacheBound fills the cache past its bound.
 func TestClientDocuments_CacheBound(t *testing.T) {
 	clock := storetest.NewClock(time.Now())
-	d := newClientDocuments(false, resolverFunc{}, clock.Now)
+	d := newClientDocuments(false, resolverFunc{}, clock.Now, slog.New(slog.DiscardHandler))
 	for i := range maxCachedDocuments + 50 {
 		if i == maxCachedDocuments/2 {
 			clock.Advance(failedDocumentTTL + time.Second) // the first half expires
@@ -388,16 +516,15 @@ func FuzzParseClientDocument(f *testing.F) {
 // postJSON posts a JSON body and decodes the JSON answer.
 func (f *fixture) postJSON(t *testing.T, target, body string) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := f.app.Test(req, 30_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	return decodeJSON(t, f.send(t, request{method: http.MethodPost, target: target, json: body}))
+}
+
+// decodeJSON returns a response's status and JSON body.
+func decodeJSON(t *testing.T, r response) (int, map[string]any) {
+	t.Helper()
 	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatalf("%s answer %d: %v", target, resp.StatusCode, err)
+	if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+		t.Fatalf("answer %d %q: %v", r.status, r.body, err)
 	}
-	return resp.StatusCode, out
+	return r.status, out
 }

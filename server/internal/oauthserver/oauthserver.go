@@ -10,15 +10,18 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/server/internal/clientaddr"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -35,6 +38,30 @@ const requestTimeout = 15 * time.Second
 
 // maxRegistrationBody caps a registration request.
 const maxRegistrationBody = 64 << 10
+
+// Bounds on the clients outsiders can make the server keep. Each redirect
+// URI list is capped by store.MaxRedirectURIs and store.MaxRedirectURILen.
+const (
+	// DefaultMaxClients is the default of Options.MaxClients.
+	DefaultMaxClients = 10_000
+	// UngrantedClientTTL is how long a client that was never issued an
+	// access token is kept: the sweep deletes it after that (unless it
+	// holds a code it has not exchanged yet).
+	UngrantedClientTTL = 24 * time.Hour
+	// fullRetryAfter is what a registration refused by MaxClients is told
+	// to wait: about one sweep.
+	fullRetryAfter = time.Hour
+)
+
+// registerPolicy lets one client address register 10 clients; the tenth
+// starts a wait of an hour, after which the address starts over (an hour
+// without a registration starts it over too).
+var registerPolicy = store.AttemptPolicy{Free: 10, Wait: time.Hour, MaxWait: time.Hour, Forget: time.Hour}
+
+// documentFetchPolicy lets one client address make the server fetch 20
+// client ID metadata documents (cache hits are free), then wait an hour, as
+// registerPolicy does.
+var documentFetchPolicy = store.AttemptPolicy{Free: 20, Wait: time.Hour, MaxWait: time.Hour, Forget: time.Hour}
 
 // ErrUnauthenticated is returned by Authenticate for an access token that is
 // unknown, expired or issued for another resource.
@@ -57,22 +84,33 @@ type Options struct {
 	// Resolver resolves the hosts of client ID metadata documents; nil
 	// means the system resolver.
 	Resolver egress.Resolver
+	// ClientAddr finds the client address that registrations and document
+	// fetches are counted by (TRUSTED_PROXIES); the zero Resolver uses the
+	// connection's peer.
+	ClientAddr clientaddr.Resolver
+	// MaxClients caps the OAuth clients kept, registered or described by
+	// a metadata document; 0 means DefaultMaxClients. Past it registration
+	// is refused until the sweep deletes clients that were never granted.
+	MaxClients int
 	// Now is the clock; nil means time.Now. It should be the store's clock.
 	Now func() time.Time
-	// Logger reports failures behind 500 answers; nil discards.
+	// Logger reports failures behind 500 answers and why client ID
+	// metadata documents could not be fetched; nil discards.
 	Logger *slog.Logger
 }
 
 // Server serves the OAuth endpoints. It is safe for concurrent use.
 type Server struct {
-	store    store.Store
-	issuer   string
-	resource string
-	cookie   string
-	docs     *clientDocuments
-	now      func() time.Time
-	logger   *slog.Logger
-	consent  *template.Template
+	store      store.Store
+	issuer     string
+	resource   string
+	cookie     string
+	docs       *clientDocuments
+	addr       clientaddr.Resolver
+	maxClients int
+	now        func() time.Time
+	logger     *slog.Logger
+	consent    *template.Template
 }
 
 // New returns a Server for o.
@@ -85,15 +123,18 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("oauthserver: public URL %q is not an absolute http(s) URL", o.PublicURL)
 	}
 	issuer := strings.TrimRight(o.PublicURL, "/")
-	s := &Server{store: o.Store, issuer: issuer, resource: issuer + "/mcp", cookie: o.SessionCookie, now: o.Now, logger: o.Logger,
-		consent: template.Must(template.New("consent").Parse(consentPage))}
+	s := &Server{store: o.Store, issuer: issuer, resource: issuer + "/mcp", cookie: o.SessionCookie, addr: o.ClientAddr,
+		maxClients: o.MaxClients, now: o.Now, logger: o.Logger, consent: template.Must(template.New("consent").Parse(consentPage))}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.docs = newClientDocuments(o.AllowLoopbackDocuments, o.Resolver, s.now)
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	if s.maxClients <= 0 {
+		s.maxClients = DefaultMaxClients
+	}
+	s.docs = newClientDocuments(o.AllowLoopbackDocuments, o.Resolver, s.now, s.logger)
 	return s, nil
 }
 
@@ -131,8 +172,9 @@ func (s *Server) Authenticate(ctx context.Context, bearer string) (store.OAuthTo
 // ScopesOf returns the scopes of an access token as a list.
 func ScopesOf(t store.OAuthToken) []string { return strings.Fields(t.Scope) }
 
-// RunSweeper prunes expired codes and tokens every interval until
-// ctx ends. Run it in one goroutine owned by the server.
+// RunSweeper prunes expired codes and tokens and deletes clients never
+// granted within UngrantedClientTTL, every interval until ctx ends. Run it
+// in one goroutine owned by the server.
 func (s *Server) RunSweeper(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -142,9 +184,20 @@ func (s *Server) RunSweeper(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		if _, err := s.store.PruneOAuthTokens(ctx); err != nil && ctx.Err() == nil {
-			s.logger.Warn("pruning OAuth tokens", "err", err)
-		}
+		s.sweep(ctx)
+	}
+}
+
+// sweep runs one round of RunSweeper. Expired codes go first, so that a
+// client whose only code expired unused is deleted in the same round.
+func (s *Server) sweep(ctx context.Context) {
+	_, err1 := s.store.PruneOAuthTokens(ctx)
+	n, err2 := s.store.DeleteUngrantedOAuthClients(ctx, s.now().Add(-UngrantedClientTTL))
+	if n > 0 {
+		s.docs.forgetAll() // a cached document must mean a stored client
+	}
+	if err := errors.Join(err1, err2); err != nil && ctx.Err() == nil {
+		s.logger.Warn("sweeping OAuth tokens and clients", "err", err)
 	}
 }
 
@@ -179,6 +232,52 @@ func oauthError(c *fiber.Ctx, status int, code, description string) error {
 	return c.Status(status).JSON(map[string]string{"error": code, "error_description": description})
 }
 
+// refusal is an OAuth error answer decided before the request's work is
+// done; retryAfter, when set, is sent as Retry-After.
+type refusal struct {
+	status      int
+	code        string
+	description string
+	retryAfter  time.Duration
+}
+
+func (r *refusal) Error() string { return r.code + ": " + r.description }
+
+// tooMany returns the 429 refusal of a request that must wait: description
+// names the bound.
+func tooMany(description string, wait time.Duration) *refusal {
+	return &refusal{status: http.StatusTooManyRequests, code: "temporarily_unavailable", retryAfter: wait,
+		description: fmt.Sprintf("%s; try again in %d seconds", description, retryAfterSeconds(wait))}
+}
+
+// retryAfterSeconds rounds a wait up to whole seconds, at least one.
+func retryAfterSeconds(wait time.Duration) int { return max(1, int(math.Ceil(wait.Seconds()))) }
+
+// refuse answers a *refusal in err, or 500 for any other error.
+func (s *Server) refuse(c *fiber.Ctx, err error) error {
+	var r *refusal
+	if !errors.As(err, &r) {
+		return s.internalError(c, err)
+	}
+	if r.retryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retryAfterSeconds(r.retryAfter)))
+	}
+	return oauthError(c, r.status, r.code, r.description)
+}
+
+// take counts one attempt against key under p and returns a 429 refusal
+// naming bound when it must wait first.
+func (s *Server) take(ctx context.Context, key string, p store.AttemptPolicy, bound string) error {
+	wait, err := s.store.TakeAttempt(ctx, key, p)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return tooMany(bound, wait)
+	}
+	return nil
+}
+
 // internalError logs err and answers 500 server_error.
 func (s *Server) internalError(c *fiber.Ctx, err error) error {
 	s.logger.Error("oauth request failed", "path", c.Path(), "err", err)
@@ -195,8 +294,12 @@ type registration struct {
 }
 
 // CheckRedirectURI accepts an https URL, or an http URL on a loopback
-// address (RFC 8252), without a fragment.
+// address (RFC 8252), without a fragment, of at most
+// store.MaxRedirectURILen bytes.
 func CheckRedirectURI(raw string) error {
+	if len(raw) > store.MaxRedirectURILen {
+		return fmt.Errorf("a redirect URI of %d bytes is longer than the cap of %d bytes", len(raw), store.MaxRedirectURILen)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return fmt.Errorf("redirect URI %q is not an absolute URL", raw)
@@ -240,7 +343,8 @@ func (s *Server) register(c *fiber.Ctx) error {
 		}
 	}
 	if len(r.RedirectURIs) == 0 || len(r.RedirectURIs) > store.MaxRedirectURIs {
-		return oauthError(c, http.StatusBadRequest, "invalid_redirect_uri", fmt.Sprintf("give 1 to %d redirect_uris", store.MaxRedirectURIs))
+		return oauthError(c, http.StatusBadRequest, "invalid_redirect_uri",
+			fmt.Sprintf("give 1 to %d redirect_uris, not %d", store.MaxRedirectURIs, len(r.RedirectURIs)))
 	}
 	for _, u := range r.RedirectURIs {
 		if err := CheckRedirectURI(u); err != nil {
@@ -252,6 +356,9 @@ func (s *Server) register(c *fiber.Ctx) error {
 	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), requestTimeout)
 	defer cancel()
+	if err := s.admitRegistration(ctx, s.addr.Key(c)); err != nil {
+		return s.refuse(c, err)
+	}
 	cl, err := s.store.CreateOAuthClient(ctx, store.NewOAuthClient{Name: r.ClientName, RedirectURIs: r.RedirectURIs})
 	if errors.Is(err, store.ErrInvalid) {
 		return oauthError(c, http.StatusBadRequest, "invalid_client_metadata", strings.TrimPrefix(err.Error(), "invalid argument: "))
@@ -269,6 +376,25 @@ func (s *Server) register(c *fiber.Ctx) error {
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 	})
+}
+
+// admitRegistration counts a registration from the client address addr
+// and checks the total of clients; past either bound it returns a 429
+// refusal naming the bound.
+func (s *Server) admitRegistration(ctx context.Context, addr string) error {
+	bound := fmt.Sprintf("too many client registrations from your address (at most %d an hour)", registerPolicy.Free)
+	if err := s.take(ctx, "oauth:register:"+addr, registerPolicy, bound); err != nil {
+		return err
+	}
+	n, err := s.store.CountOAuthClients(ctx)
+	if err != nil {
+		return err
+	}
+	if n >= s.maxClients {
+		return tooMany(fmt.Sprintf("the server holds its maximum of %d OAuth clients; clients never granted are deleted after %s",
+			s.maxClients, UngrantedClientTTL), fullRetryAfter)
+	}
+	return nil
 }
 
 // challengeOf returns the S256 PKCE challenge of a verifier.

@@ -42,42 +42,30 @@ func (s *Server) token(c *fiber.Ctx) error {
 	if secret == "" {
 		return oauthError(c, http.StatusBadRequest, "invalid_request", "the "+string(kind)+" is missing")
 	}
-	verifier := form("code_verifier")
-	if kind == store.OAuthCode && !validVerifier(verifier) {
+	if kind == store.OAuthCode && !validVerifier(form("code_verifier")) {
 		return oauthError(c, http.StatusBadRequest, "invalid_request", "code_verifier must be 43 to 128 unreserved characters")
 	}
-	// Used up even when a check below fails: a code or refresh token gets
-	// one try.
-	grant, err := s.store.ConsumeOAuthToken(ctx, kind, secrets.HashToken(secret))
-	switch {
-	case errors.Is(err, store.ErrOAuthReplay):
-		// Someone holds a copy of a code or refresh token that was already
-		// used: every token of that grant is now revoked (OAuth 2.1 reuse
-		// detection), and the client must authorize again.
-		s.logger.Warn("an OAuth credential was replayed; its grant is revoked", "kind", kind, "client_id", clientID, "err", err)
-		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" was already used; every token of its grant is revoked")
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExpired):
-		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" is unknown, expired or already used")
-	case err != nil:
+	// The credential is checked against the request before it is used up,
+	// so that a request with a typo'd scope or the wrong client_id costs
+	// nothing: the corrected retry works, and only a second use after a
+	// successful one counts as a replay.
+	hash := secrets.HashToken(secret)
+	grant, err := s.store.OAuthToken(ctx, kind, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		// Used, revoked, expired or unknown: using it tells a replay (which
+		// revokes its grant) from the rest.
+		_, err = s.store.ConsumeOAuthToken(ctx, kind, hash)
+		return s.spent(c, kind, clientID, err)
+	}
+	if err != nil {
 		return s.internalError(c, err)
-	case grant.ClientID != clientID:
-		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" was issued to another client")
-	case grant.Resource != s.resource:
-		return oauthError(c, http.StatusBadRequest, "invalid_target", "the "+string(kind)+" was issued for another resource")
 	}
-	if kind == store.OAuthCode {
-		if form("redirect_uri") != grant.RedirectURI {
-			return oauthError(c, http.StatusBadRequest, "invalid_grant", "redirect_uri does not match the authorization request")
-		}
-		if !sameString(challengeOf(verifier), grant.CodeChallenge) {
-			return oauthError(c, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
-		}
+	scope, err := s.checkGrant(grant, form)
+	if err != nil {
+		return s.refuse(c, err)
 	}
-	scope := grant.Scope
-	if kind == store.OAuthRefresh {
-		if scope, err = narrowScope(form("scope"), grant.Scope); err != nil {
-			return oauthError(c, http.StatusBadRequest, "invalid_scope", err.Error())
-		}
+	if _, err := s.store.ConsumeOAuthToken(ctx, kind, hash); err != nil {
+		return s.spent(c, kind, clientID, err) // a concurrent request used it first
 	}
 	grant.Scope = scope
 	access, refresh, err := s.issue(ctx, grant)
@@ -91,6 +79,55 @@ func (s *Server) token(c *fiber.Ctx) error {
 	c.Set("Pragma", "no-cache")
 	return c.JSON(map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(AccessTTL.Seconds()),
 		"refresh_token": refresh, "scope": scope})
+}
+
+// checkGrant checks a live code or refresh token against the request that
+// presents it and returns the scope to issue, or a *refusal.
+func (s *Server) checkGrant(grant store.OAuthToken, form func(string) string) (string, error) {
+	kind := string(grant.Kind)
+	switch {
+	case grant.ClientID != form("client_id"):
+		return "", badRequest("invalid_grant", "the "+kind+" was issued to another client")
+	case grant.Resource != s.resource:
+		return "", badRequest("invalid_target", "the "+kind+" was issued for another resource")
+	}
+	if grant.Kind == store.OAuthCode {
+		if form("redirect_uri") != grant.RedirectURI {
+			return "", badRequest("invalid_grant", "redirect_uri does not match the authorization request")
+		}
+		if !sameString(challengeOf(form("code_verifier")), grant.CodeChallenge) {
+			return "", badRequest("invalid_grant", "code_verifier does not match the code_challenge")
+		}
+		return grant.Scope, nil
+	}
+	scope, err := narrowScope(form("scope"), grant.Scope)
+	if err != nil {
+		return "", badRequest("invalid_scope", err.Error())
+	}
+	return scope, nil
+}
+
+// badRequest returns a 400 refusal.
+func badRequest(code, description string) *refusal {
+	return &refusal{status: http.StatusBadRequest, code: code, description: description}
+}
+
+// spent answers a code or refresh token that ConsumeOAuthToken refused
+// with err: a replay, whose grant is now revoked, or one that is unknown,
+// expired or revoked. A nil err cannot follow a look-up that found nothing
+// and is refused all the same.
+func (s *Server) spent(c *fiber.Ctx, kind store.OAuthTokenKind, clientID string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrOAuthReplay):
+		// Someone holds a copy of a code or refresh token that was already
+		// used: every token of that grant is now revoked (OAuth 2.1 reuse
+		// detection), and the client must authorize again.
+		s.logger.Warn("an OAuth credential was replayed; its grant is revoked", "kind", kind, "client_id", clientID, "err", err)
+		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" was already used; every token of its grant is revoked")
+	case err == nil, errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExpired):
+		return oauthError(c, http.StatusBadRequest, "invalid_grant", "the "+string(kind)+" is unknown, expired or already used")
+	}
+	return s.internalError(c, err)
 }
 
 // issue stores a new access token and refresh token for grant's user,

@@ -5,7 +5,10 @@
 // address rule, size- and time-capped, cached with a bound), the consent
 // page behind a portal session, the scopes ("mcp", "offline_access"), and
 // the token endpoint (PKCE S256 codes bound to an RFC 8707 resource, 1-hour
-// access tokens, rotating refresh tokens whose reuse revokes the grant).
-// It stores only hashes of what it issues and never serves the portal's
-// other pages.
+// access tokens, rotating refresh tokens whose reuse revokes the grant; a
+// credential is checked against the request before it is used up).
+// Registrations and document fetches are counted per client address in the
+// store, clients are capped in total, and clients never granted are swept
+// after a day. It stores only hashes of what it issues and never serves the
+// portal's other pages.
 package oauthserver

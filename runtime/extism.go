@@ -12,6 +12,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
@@ -188,7 +189,7 @@ func readExtismManifest(ctx context.Context, compiled *extism.CompiledPlugin, lo
 // error to a result the same way runExport does for ABI v1.
 func runExtism(ctx context.Context, in *instance, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
 	if !in.ext.FunctionExists(export) {
-		return nil, hostErr(CodeUnknownTool, fmt.Sprintf("the module has no export %q", export))
+		return nil, hostErr(failure.UnknownTool, fmt.Sprintf("the module has no export %q", export))
 	}
 	rc, out, err := in.ext.CallWithContext(ctx, export, input)
 	if err != nil {
@@ -198,15 +199,15 @@ func runExtism(ctx context.Context, in *instance, st *callState, export string, 
 		return nil, &hostOrToolError{ToolError: classify(ctx, err), host: true}
 	}
 	if int64(len(out)) > st.tool.limits.OutputBytes {
-		return nil, hostErr(CodeOutputTooLarge, fmt.Sprintf("output of %d bytes is over the limit of %d bytes", len(out), st.tool.limits.OutputBytes))
+		return nil, hostErr(failure.OutputTooLarge, fmt.Sprintf("output of %d bytes is over the limit of %d bytes", len(out), st.tool.limits.OutputBytes))
 	}
 	switch {
 	case rc != 0:
-		return nil, &hostOrToolError{ToolError: toolError(CodeToolError, fmt.Sprintf("%s returned %d without an error message", export, rc))}
+		return nil, &hostOrToolError{ToolError: toolError(failure.ToolError, fmt.Sprintf("%s returned %d without an error message", export, rc))}
 	case len(out) == 0:
-		return nil, hostErr(CodeBadOutput, export+" returned success without output")
+		return nil, hostErr(failure.BadOutput, export+" returned success without output")
 	case !json.Valid(out):
-		return nil, hostErr(CodeBadOutput, export+" produced output that is not valid JSON")
+		return nil, hostErr(failure.BadOutput, export+" produced output that is not valid JSON")
 	}
 	return out, nil
 }
@@ -216,12 +217,12 @@ func runExtism(ctx context.Context, in *instance, st *callState, export string, 
 func extismPluginError(msg string) *ToolError {
 	var e ToolError
 	if json.Unmarshal([]byte(msg), &e) == nil && strings.TrimSpace(e.Message) != "" {
-		if !isErrorCode(e.Code) {
-			e.Code = CodeToolError
+		if !e.Code.Valid() {
+			e.Code = failure.ToolError
 		}
 		return &e
 	}
-	return toolError(CodeToolError, truncate(msg, maxLogRecordBytes))
+	return toolError(failure.ToolError, truncate(msg, maxLogRecordBytes))
 }
 
 // extismHTTPBody is the request and response of workbench_http_request:
@@ -249,16 +250,16 @@ func extismHTTPRequest(ctx context.Context, cp *extism.CurrentPlugin, stack []ui
 	st.requireTool(extismHTTPImport)
 	raw, err := cp.ReadBytes(stack[0])
 	if err != nil {
-		panic(&abort{toolError(CodeBadPointer, extismHTTPImport+": "+err.Error())})
+		panic(&abort{toolError(failure.BadPointer, extismHTTPImport+": "+err.Error())})
 	}
 	resp := st.plugin.extismHTTP(ctx, st, raw)
 	b, err := json.Marshal(resp)
 	if err != nil {
-		panic(&abort{toolError(CodeBadOutput, extismHTTPImport+": "+err.Error())})
+		panic(&abort{toolError(failure.BadOutput, extismHTTPImport+": "+err.Error())})
 	}
 	off, err := cp.WriteBytes(b)
 	if err != nil {
-		panic(&abort{toolError(CodeOutOfMemory, extismHTTPImport+": "+err.Error())})
+		panic(&abort{toolError(failure.OutOfMemory, extismHTTPImport+": "+err.Error())})
 	}
 	stack[0] = off
 }
@@ -268,15 +269,15 @@ func extismHTTPRequest(ctx context.Context, cp *extism.CurrentPlugin, stack []ui
 // response object.
 func (p *Plugin) extismHTTP(ctx context.Context, st *callState, raw []byte) *extismHTTPResponse {
 	if len(raw) > maxRequestHeadBytes+MaxInputBytes {
-		return &extismHTTPResponse{Error: toolError("INVALID_REQUEST", fmt.Sprintf("request of %d bytes is too large", len(raw)))}
+		return &extismHTTPResponse{Error: toolError(failure.InvalidRequest, fmt.Sprintf("request of %d bytes is too large", len(raw)))}
 	}
 	var req extismHTTPRequestBody
 	if err := json.Unmarshal(raw, &req); err != nil {
-		return &extismHTTPResponse{Error: toolError("INVALID_REQUEST", "request is not valid: "+err.Error())}
+		return &extismHTTPResponse{Error: toolError(failure.InvalidRequest, "request is not valid: "+err.Error())}
 	}
 	head, err := json.Marshal(outboundRequest{Method: req.Method, URL: req.URL, Headers: req.Headers, TimeoutMs: req.TimeoutMs})
 	if err != nil {
-		return &extismHTTPResponse{Error: toolError("INVALID_REQUEST", err.Error())}
+		return &extismHTTPResponse{Error: toolError(failure.InvalidRequest, err.Error())}
 	}
 	outHead, body, terr := p.httpRequest(ctx, st, head, req.Body)
 	if terr != nil {
@@ -284,7 +285,7 @@ func (p *Plugin) extismHTTP(ctx context.Context, st *callState, raw []byte) *ext
 	}
 	var h outboundHead
 	if err := json.Unmarshal(outHead, &h); err != nil {
-		return &extismHTTPResponse{Error: toolError("INVALID_REQUEST", err.Error())}
+		return &extismHTTPResponse{Error: toolError(failure.InvalidRequest, err.Error())}
 	}
 	return &extismHTTPResponse{Status: h.Status, Headers: h.Headers, URL: h.URL, Body: body}
 }

@@ -11,6 +11,8 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // Names of the exports ABI v1 requires (docs/abi.md, section 2).
@@ -91,7 +93,7 @@ func (in *instance) function(name string) api.Function {
 func (in *instance) invoke(ctx context.Context, export string, input []byte) (uint32, error) {
 	fn := in.function(export)
 	if fn == nil {
-		return 0, toolError(CodeUnknownTool, fmt.Sprintf("the module has no export %q", export))
+		return 0, toolError(failure.UnknownTool, fmt.Sprintf("the module has no export %q", export))
 	}
 	if len(fn.Definition().ParamTypes()) == 0 {
 		if err := fn.CallWithStack(ctx, in.stack[:]); err != nil {
@@ -107,10 +109,10 @@ func (in *instance) invoke(ctx context.Context, export string, input []byte) (ui
 		}
 		ptr = uint32(in.stack[0])
 		if ptr == 0 {
-			return 0, toolError(CodeOutOfMemory, fmt.Sprintf("wb_alloc could not allocate %d bytes for the input", len(input)))
+			return 0, toolError(failure.OutOfMemory, fmt.Sprintf("wb_alloc could not allocate %d bytes for the input", len(input)))
 		}
 		if !in.mod.Memory().Write(ptr, input) {
-			return 0, toolError(CodeBadPointer, fmt.Sprintf("wb_alloc returned %d, which cannot hold %d bytes", ptr, len(input)))
+			return 0, toolError(failure.BadPointer, fmt.Sprintf("wb_alloc returned %d, which cannot hold %d bytes", ptr, len(input)))
 		}
 	}
 	in.stack[0], in.stack[1] = uint64(ptr), uint64(len(input))

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 )
@@ -104,7 +105,7 @@ func TestPlugin_httpRequest_injectsCredential(t *testing.T) {
 	// A user without a connection gets NOT_CONNECTED and nothing goes out.
 	hits := api.hits.Load()
 	te := callErr(t, p, "fixture_http", "bob", request("GET", "http://api.test:"+api.port()+"/", nil))
-	if te.Code != CodeNotConnected || !strings.Contains(te.Message, "connect('fixture')") || api.hits.Load() != hits {
+	if te.Code != failure.NotConnected || !strings.Contains(te.Message, "connect('fixture')") || api.hits.Load() != hits {
 		t.Fatalf("bob: %+v, upstream hits %d -> %d", te, hits, api.hits.Load())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
@@ -233,15 +234,15 @@ func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
 		t = p.content[c.Export]
 	}
 	if t == nil {
-		err := toolError(CodeUnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
+		err := toolError(failure.UnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
 		if c.Export != "" {
-			err = toolError(CodeUnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
+			err = toolError(failure.UnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
 		}
 		p.counters.observe(time.Since(start), err.Code)
 		return nil, err
 	}
 	out, terr := p.call(ctx, t, c)
-	d, code := time.Since(start), ""
+	d, code := time.Since(start), failure.Code("")
 	if terr != nil {
 		code = terr.Code
 	}
@@ -255,13 +256,13 @@ func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
 
 func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessage, *ToolError) {
 	if len(c.Input) > MaxInputBytes {
-		return nil, toolError(CodeInputTooLarge, fmt.Sprintf("input of %d bytes is over the limit of %d bytes", len(c.Input), MaxInputBytes))
+		return nil, toolError(failure.InputTooLarge, fmt.Sprintf("input of %d bytes is over the limit of %d bytes", len(c.Input), MaxInputBytes))
 	}
 	if len(c.Input) > 0 && !json.Valid(c.Input) {
-		return nil, toolError(CodeInvalidArgs, "input is not valid JSON")
+		return nil, toolError(failure.InvalidArguments, "input is not valid JSON")
 	}
 	if !p.enter() {
-		return nil, toolError(CodeClosed, fmt.Sprintf("plugin %s is closed", p.manifest.Name))
+		return nil, toolError(failure.PluginClosed, fmt.Sprintf("plugin %s is closed", p.manifest.Name))
 	}
 	defer p.inflight.Done()
 
@@ -320,7 +321,7 @@ func (p *Plugin) acquireSlots(ctx context.Context, t *toolEntry) (func(), *ToolE
 			for _, s := range sems[:i] {
 				<-s
 			}
-			return nil, toolError(CodeBusy, fmt.Sprintf("%s: all %d call slots stayed busy until the deadline", t.Slug, cap(sem)))
+			return nil, toolError(failure.Busy, fmt.Sprintf("%s: all %d call slots stayed busy until the deadline", t.Slug, cap(sem)))
 		}
 	}
 	return func() {
@@ -355,16 +356,16 @@ func runExport(ctx context.Context, in *instance, st *callState, export string, 
 	switch status {
 	case statusOK:
 		if !st.outputSet {
-			return nil, hostErr(CodeBadOutput, export+" returned success without calling output_set")
+			return nil, hostErr(failure.BadOutput, export+" returned success without calling output_set")
 		}
 		if !json.Valid(st.output) {
-			return nil, hostErr(CodeBadOutput, export+" produced output that is not valid JSON")
+			return nil, hostErr(failure.BadOutput, export+" produced output that is not valid JSON")
 		}
 		return st.output, nil
 	case statusError:
 		return nil, &hostOrToolError{ToolError: pluginError(st)}
 	default:
-		return nil, hostErr(CodeBadOutput, fmt.Sprintf("%s returned status %d; ABI v1 allows 0 and 1", export, status))
+		return nil, hostErr(failure.BadOutput, fmt.Sprintf("%s returned status %d; ABI v1 allows 0 and 1", export, status))
 	}
 }
 
@@ -375,7 +376,7 @@ type hostOrToolError struct {
 	host bool
 }
 
-func hostErr(code, msg string) *hostOrToolError {
+func hostErr(code failure.Code, msg string) *hostOrToolError {
 	return &hostOrToolError{ToolError: toolError(code, msg), host: true}
 }
 
@@ -383,27 +384,15 @@ func hostErr(code, msg string) *hostOrToolError {
 func pluginError(st *callState) *ToolError {
 	var e ToolError
 	if !st.outputSet || json.Unmarshal(st.output, &e) != nil {
-		return toolError(CodeToolError, "the plugin reported an error without a valid error object")
+		return toolError(failure.ToolError, "the plugin reported an error without a valid error object")
 	}
-	if !isErrorCode(e.Code) {
-		e.Code = CodeToolError
+	if !e.Code.Valid() {
+		e.Code = failure.ToolError
 	}
 	if strings.TrimSpace(e.Message) == "" {
 		e.Message = "the plugin reported an error without a message"
 	}
 	return &e
-}
-
-func isErrorCode(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < 'A' || c > 'Z') && c != '_' && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // classify maps an error from wazero or the host imports to a ToolError.
@@ -418,21 +407,21 @@ func classify(ctx context.Context, err error) *ToolError {
 		return te
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
 		errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return toolError(CodeTimeout, "the call did not finish before its deadline")
+		return toolError(failure.Timeout, "the call did not finish before its deadline")
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(ctx.Err(), context.Canceled):
-		return toolError(CodeCanceled, "the call was canceled")
+		return toolError(failure.Canceled, "the call was canceled")
 	case errors.As(err, &exit):
-		return toolError(CodeTrap, fmt.Sprintf("the plugin exited with code %d", exit.ExitCode()))
+		return toolError(failure.Trap, fmt.Sprintf("the plugin exited with code %d", exit.ExitCode()))
 	case errors.Is(err, ErrClosed):
-		return toolError(CodeClosed, err.Error())
+		return toolError(failure.PluginClosed, err.Error())
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	msg = strings.TrimSuffix(strings.TrimPrefix(msg, "wasm error: "), " (recovered by wazero)")
 	if strings.Contains(msg, "memory") && strings.Contains(msg, "limit") {
-		return toolError(CodeOutOfMemory, msg)
+		return toolError(failure.OutOfMemory, msg)
 	}
-	return toolError(CodeTrap, "the plugin trapped: "+msg)
+	return toolError(failure.Trap, "the plugin trapped: "+msg)
 }
 
 // callError logs host failures and unwraps the ToolError.
@@ -442,7 +431,7 @@ func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *ToolEr
 	switch {
 	case errors.As(err, &he):
 		te = he.ToolError
-		if he.host && te.Code != CodeInputRequired {
+		if he.host && te.Code != failure.InputRequired {
 			p.logger.Warn("tool call failed", "tool", t.Slug, "code", te.Code, "error", te.Message)
 		}
 	case !ok:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -34,78 +33,12 @@ func isExtismModule(compiled wazero.CompiledModule) bool {
 	return false
 }
 
-// errExtismModule tells Load that the module it probed speaks the Extism
-// ABI and must be loaded through go-sdk.
-var errExtismModule = errors.New("an Extism plugin")
-
-// loadExtism loads an Extism plugin behind the same Plugin API as a native
-// one: its instances live in the per-user pool and its calls run under the
-// same limits. Only the instance type differs.
-func (h *Host) loadExtism(ctx context.Context, wasm []byte) (*Plugin, error) {
-	p := &Plugin{host: h, logger: h.logger, counters: newCallCounters()}
-	compiled, err := h.compileExtism(ctx, wasm, h.cfg.Defaults)
-	if err != nil {
-		return nil, err
-	}
-	m, err := readExtismManifest(ctx, compiled, h.logger)
-	compiled.Close(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p.manifest = m
-	p.logger = h.logger.With("plugin", m.Name)
-	p.limits = h.cfg.Defaults.apply(m.Limits, h.cfg.Ceiling)
-	if p.egress, err = newEgressRules(m, h.cfg.Settings); err != nil {
-		return nil, err
-	}
-	p.tools = make(map[string]*toolEntry, len(m.Tools))
-	for i := range m.Tools {
-		t := &m.Tools[i]
-		e := &toolEntry{Tool: t, limits: p.limits.apply(t.Limits, h.cfg.Ceiling), counters: newCallCounters()}
-		if e.limits.Concurrency < p.limits.Concurrency {
-			e.sem = make(chan struct{}, e.limits.Concurrency)
-		}
-		p.tools[t.Slug] = e
-	}
-	p.indexContent(m)
-	if p.extism, err = h.compileExtism(ctx, wasm, p.limits); err != nil {
-		return nil, err
-	}
-	probe, err := newExtismInstance(ctx, p.extism, p.logger, "")
-	if err != nil {
-		p.extism.Close(ctx)
-		return nil, fmt.Errorf("instantiate: %w", err)
-	}
-	for _, t := range m.Tools {
-		if !probe.ext.FunctionExists(t.ExportName()) {
-			probe.close(ctx)
-			p.extism.Close(ctx)
-			return nil, fmt.Errorf("tools: %s: the module has no export %q", t.Slug, t.ExportName())
-		}
-	}
-	for export, field := range m.ContentExports() {
-		if !probe.ext.FunctionExists(export) {
-			probe.close(ctx)
-			p.extism.Close(ctx)
-			return nil, fmt.Errorf("%s: the module has no export %q", field, export)
-		}
-	}
-	probe.close(ctx)
-	p.sem = make(chan struct{}, p.limits.Concurrency)
-	p.pool = newPool(h.cfg.Pool, p.newInstance)
-	if err := h.track(p); err != nil {
-		p.extism.Close(ctx)
-		return nil, err
-	}
-	return p, nil
-}
-
 // compileExtism compiles an Extism plugin under the given memory cap.
 // Extism's own http_request is given no allowed host, so it refuses every
 // request: go-sdk's client does not apply Workbench's address rules (a
 // declared host resolving to a private address would be reachable), so the
 // only way out is workbench_http_request, through the egress layer.
-func (h *Host) compileExtism(ctx context.Context, wasm []byte, limits Limits) (*extism.CompiledPlugin, error) {
+func (h *Host) compileExtism(ctx context.Context, wasm []byte, limits Limits) (engine, error) {
 	em := extism.Manifest{
 		Wasm: []extism.Wasm{extism.WasmData{Data: wasm}},
 		Memory: &extism.ManifestMemory{
@@ -124,12 +57,22 @@ func (h *Host) compileExtism(ctx context.Context, wasm []byte, limits Limits) (*
 	if err != nil {
 		return nil, fmt.Errorf("not a loadable Extism plugin: %w", err)
 	}
-	return compiled, nil
+	return &extismEngine{compiled: compiled}, nil
 }
 
-// newExtismInstance creates a pooled instance around one Extism plugin
-// instance, with stdout, stderr and Extism's log wired to the plugin's log.
-func newExtismInstance(ctx context.Context, compiled *extism.CompiledPlugin, logger *slog.Logger, user string) (*instance, error) {
+// extismEngine runs Extism plugins through go-sdk.
+type extismEngine struct {
+	compiled *extism.CompiledPlugin
+}
+
+// extismGuest is one Extism plugin instance.
+type extismGuest struct {
+	ext *extism.Plugin
+}
+
+// instantiate creates a guest with stdout, stderr and Extism's log wired
+// to the plugin's log.
+func (e *extismEngine) instantiate(ctx context.Context, logger *slog.Logger) (guest, error) {
 	mc := wazero.NewModuleConfig().
 		WithStdout(newLineLogger(logger, slog.LevelInfo)).
 		WithStderr(newLineLogger(logger, slog.LevelWarn)).
@@ -137,17 +80,43 @@ func newExtismInstance(ctx context.Context, compiled *extism.CompiledPlugin, log
 		WithSysNanotime().
 		WithSysNanosleep().
 		WithRandSource(rand.Reader)
-	ext, err := compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	ext, err := e.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, err
 	}
 	ext.SetLogger(func(level extism.LogLevel, msg string) {
 		logger.Log(context.Background(), extismLogLevel(level), truncate(msg, maxLogRecordBytes), "stream", "extism")
 	})
-	in := &instance{ext: ext, user: user}
-	in.pages = in.memoryPages()
-	return in, nil
+	return &extismGuest{ext: ext}, nil
 }
+
+// checkExports looks the exports up on a throwaway instance: go-sdk
+// describes the module only through one.
+func (e *extismEngine) checkExports(ctx context.Context, m *manifest.Manifest) error {
+	g, err := e.instantiate(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return fmt.Errorf("instantiate: %w", err)
+	}
+	defer g.close(ctx)
+	ext := g.(*extismGuest).ext
+	for _, t := range m.Tools {
+		if !ext.FunctionExists(t.ExportName()) {
+			return fmt.Errorf("tools: %s: the module has no export %q", t.Slug, t.ExportName())
+		}
+	}
+	for export, field := range m.ContentExports() {
+		if !ext.FunctionExists(export) {
+			return fmt.Errorf("%s: the module has no export %q", field, export)
+		}
+	}
+	return nil
+}
+
+func (e *extismEngine) close(ctx context.Context) error { return e.compiled.Close(ctx) }
+
+func (g *extismGuest) memoryPages() uint64 { return uint64(g.ext.Memory().Size()) / 65536 }
+
+func (g *extismGuest) close(ctx context.Context) { g.ext.Close(ctx) }
 
 func extismLogLevel(l extism.LogLevel) slog.Level {
 	switch l {
@@ -168,32 +137,15 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// readExtismManifest calls the manifest function on a throwaway instance.
-func readExtismManifest(ctx context.Context, compiled *extism.CompiledPlugin, logger *slog.Logger) (*manifest.Manifest, error) {
-	ctx, cancel := context.WithTimeout(ctx, DefaultLimits.Timeout)
-	defer cancel()
-	in, err := newExtismInstance(ctx, compiled, logger, "")
-	if err != nil {
-		return nil, fmt.Errorf("instantiate: %w", err)
-	}
-	defer in.close(ctx)
-	st := &callState{plugin: &Plugin{logger: logger}, tool: &toolEntry{Tool: &manifest.Tool{Slug: exportManifest}, limits: Limits{OutputBytes: manifest.MaxManifestBytes}}}
-	out, terr := runExtism(context.WithValue(ctx, callStateKey{}, st), in, st, exportManifest, nil)
-	if terr != nil {
-		return nil, fmt.Errorf("manifest export: %w", terr)
-	}
-	return manifest.Parse(out)
-}
-
-// runExtism calls an Extism function and maps its return code, output and
-// error to a result the same way runExport does for ABI v1.
-func runExtism(ctx context.Context, in *instance, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
-	if !in.ext.FunctionExists(export) {
+// run calls an Extism function and maps its return code, output and error
+// to a result the same way nativeGuest.run does for ABI v1.
+func (g *extismGuest) run(ctx context.Context, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
+	if !g.ext.FunctionExists(export) {
 		return nil, hostErr(failure.UnknownTool, fmt.Sprintf("the module has no export %q", export))
 	}
-	rc, out, err := in.ext.CallWithContext(ctx, export, input)
+	rc, out, err := g.ext.CallWithContext(ctx, export, input)
 	if err != nil {
-		if msg := in.ext.GetErrorWithContext(context.WithoutCancel(ctx)); msg != "" && ctx.Err() == nil && msg == err.Error() {
+		if msg := g.ext.GetErrorWithContext(context.WithoutCancel(ctx)); msg != "" && ctx.Err() == nil && msg == err.Error() {
 			return nil, &hostOrToolError{ToolError: extismPluginError(msg)}
 		}
 		return nil, &hostOrToolError{ToolError: classify(ctx, err), host: true}

@@ -30,6 +30,7 @@ var hostileTools = []struct {
 	{"fixture_loop", map[string]int{"timeoutMs": 300, "concurrency": 1}},
 	{"fixture_trap", nil},
 	{"fixture_grow", nil},
+	{"fixture_oom", nil},
 	{"fixture_big", map[string]int{"outputBytes": 1024}},
 	{"fixture_bad_json", nil},
 	{"fixture_bad_status", nil},

@@ -62,6 +62,7 @@ func TestPlugin_Call_hostile(t *testing.T) {
 	}{
 		{"fixture_loop", failure.Timeout, "deadline"},
 		{"fixture_trap", failure.Trap, "unreachable"},
+		{"fixture_oom", failure.OutOfMemory, "64 pages"},
 		{"fixture_exit", failure.Trap, "exited with code 3"},
 		{"fixture_big", failure.OutputTooLarge, "4096 bytes is over the limit of 1024"},
 		{"fixture_bad_json", failure.BadOutput, "not valid JSON"},

@@ -11,8 +11,8 @@ import (
 )
 
 // engine compiles one plugin's module and creates its guests: wazero with
-// the workbench_v1 imports for ABI v1 (nativeEngine), or Extism's go-sdk
-// for an Extism plugin (extismEngine). Compiling and instantiating stay
+// the workbench_v1 imports for ABI v1 (nativeEngine), or another ABI such as
+// Extism's (abiEngine). Compiling and instantiating stay
 // behind it, so a change to how guests are interrupted or reset touches
 // only the engines, never the Plugin.
 type engine interface {

@@ -95,6 +95,9 @@ func newTestHost(t testing.TB, cfg Config) *Host {
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = t.TempDir()
 	}
+	if cfg.Extism == nil {
+		cfg.Extism = testExtism
+	}
 	h, err := NewHost(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -146,7 +146,7 @@ func logRecord(ctx context.Context, mod api.Module, stack []uint64) {
 		}
 		return
 	}
-	text := string(msg[:min(len(msg), maxLogRecordBytes)])
+	text := string(msg[:min(len(msg), MaxLogRecordBytes)])
 	st.plugin.logger.Log(ctx, logLevel(level), text, "tool", st.tool.Slug, "user", st.user)
 	if st.client != nil {
 		st.client.Log(logLevel(level), text)
@@ -193,7 +193,7 @@ func progress(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	st.lastReport = now
-	st.progress(Progress{Done: done, Total: total, Message: string(msg[:min(len(msg), maxLogRecordBytes)])})
+	st.progress(Progress{Done: done, Total: total, Message: string(msg[:min(len(msg), MaxLogRecordBytes)])})
 }
 
 func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {

@@ -46,17 +46,7 @@ type nativeGuest struct {
 // instantiate creates a guest, wires stdout and stderr to the plugin's log
 // and runs _initialize when the module exports it.
 func (e *nativeEngine) instantiate(ctx context.Context, logger *slog.Logger) (guest, error) {
-	stdout, stderr := newLineLogger(logger, slog.LevelInfo), newLineLogger(logger, slog.LevelWarn)
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithStartFunctions().
-		WithStdout(stdout).
-		WithStderr(stderr).
-		WithSysWalltime().
-		WithSysNanotime().
-		WithSysNanosleep().
-		WithRandSource(rand.Reader)
-	mod, err := e.rt.InstantiateModule(ctx, e.compiled, cfg)
+	mod, err := e.rt.InstantiateModule(ctx, e.compiled, moduleConfig(logger).WithName("").WithStartFunctions())
 	if err != nil {
 		return nil, err
 	}
@@ -154,8 +144,20 @@ func (g *nativeGuest) memoryPages() uint64 { return uint64(g.mod.Memory().Size()
 
 func (g *nativeGuest) close(ctx context.Context) { g.mod.Close(ctx) }
 
+// moduleConfig gives a guest a clock, randomness, and stdout and stderr that
+// go to the plugin's log; nothing else of the host.
+func moduleConfig(logger *slog.Logger) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithStdout(newLineLogger(logger, slog.LevelInfo)).
+		WithStderr(newLineLogger(logger, slog.LevelWarn)).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep().
+		WithRandSource(rand.Reader)
+}
+
 // lineLogger turns a plugin's stdout or stderr into log records, one per
-// line, each cut to maxLogRecordBytes. An instance runs one call at a time,
+// line, each cut to MaxLogRecordBytes. An instance runs one call at a time,
 // so it needs no lock.
 type lineLogger struct {
 	logger *slog.Logger
@@ -175,7 +177,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		if end >= 0 {
 			chunk = p[:end]
 		}
-		room := maxLogRecordBytes - len(l.line)
+		room := MaxLogRecordBytes - len(l.line)
 		l.line = append(l.line, chunk[:min(len(chunk), room)]...)
 		if end < 0 {
 			break

@@ -19,8 +19,8 @@ import (
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
-// maxRequestHeadBytes caps the JSON head of one http_request.
-const maxRequestHeadBytes = 1 << 20
+// MaxRequestHeadBytes caps the JSON head of one http_request.
+const MaxRequestHeadBytes = 1 << 20
 
 // egressRules is a plugin's view of the egress layer: where it may go and
 // how its credential is attached.
@@ -225,8 +225,8 @@ func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []by
 	if st.requests > MaxRequestsPerCall {
 		return nil, nil, toolError(failure.TooManyRequests, fmt.Sprintf("a call may make at most %d http_request calls", MaxRequestsPerCall))
 	}
-	if len(head) > maxRequestHeadBytes {
-		return nil, nil, toolError(failure.InvalidRequest, fmt.Sprintf("request head of %d bytes is over the limit of %d", len(head), maxRequestHeadBytes))
+	if len(head) > MaxRequestHeadBytes {
+		return nil, nil, toolError(failure.InvalidRequest, fmt.Sprintf("request head of %d bytes is over the limit of %d", len(head), MaxRequestHeadBytes))
 	}
 	var req outboundRequest
 	dec := json.NewDecoder(bytes.NewReader(head))

@@ -103,9 +103,9 @@ func (h *Host) Load(ctx context.Context, wasm []byte) (_ *Plugin, err error) {
 	return p, nil
 }
 
-// compile compiles the module and picks its engine: Extism's for a module
-// that imports Extism's kernel, ABI v1's for the rest, which must then
-// satisfy ABI v1's imports and fixed exports.
+// compile compiles the module and picks its engine: the Extism ABI's for a
+// module it accepts, ABI v1's for the rest, which must then satisfy ABI
+// v1's imports and fixed exports.
 func (h *Host) compile(ctx context.Context, wasm []byte, limits Limits) (engine, error) {
 	rt, err := h.newRuntime(ctx, limits.MemoryPages)
 	if err != nil {
@@ -115,9 +115,9 @@ func (h *Host) compile(ctx context.Context, wasm []byte, limits Limits) (engine,
 	switch {
 	case err != nil:
 		err = fmt.Errorf("compile: %w", err)
-	case isExtismModule(compiled):
+	case h.cfg.Extism != nil && h.cfg.Extism.Accepts(compiled):
 		rt.Close(ctx)
-		return h.compileExtism(ctx, wasm, limits)
+		return h.compileABI(ctx, wasm, limits)
 	default:
 		if problems := checkModule(compiled); len(problems) > 0 {
 			err = fmt.Errorf("not an ABI v1 plugin: %s", strings.Join(problems, "; "))

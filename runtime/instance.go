@@ -51,21 +51,27 @@ func (e *nativeEngine) instantiate(ctx context.Context, logger *slog.Logger) (gu
 		return nil, err
 	}
 	g := &nativeGuest{mod: mod, fns: map[string]api.Function{}}
-	if init := mod.ExportedFunction(exportInitialize); init != nil {
-		if _, err := init.Call(ctx); err != nil {
-			mod.Close(ctx)
-			return nil, fmt.Errorf("%s: %w", exportInitialize, err)
-		}
-	}
-	if g.alloc = mod.ExportedFunction(exportAlloc); g.alloc == nil {
+	if err := g.init(ctx); err != nil {
 		mod.Close(ctx)
-		return nil, fmt.Errorf("missing export %q", exportAlloc)
-	}
-	if mod.Memory() == nil {
-		mod.Close(ctx)
-		return nil, fmt.Errorf("missing export %q", exportMemory)
+		return nil, err
 	}
 	return g, nil
+}
+
+// init runs _initialize and looks up what every call needs.
+func (g *nativeGuest) init(ctx context.Context) error {
+	if init := g.mod.ExportedFunction(exportInitialize); init != nil {
+		if _, err := init.Call(ctx); err != nil {
+			return fmt.Errorf("%s: %w", exportInitialize, err)
+		}
+	}
+	if g.alloc = g.mod.ExportedFunction(exportAlloc); g.alloc == nil {
+		return fmt.Errorf("missing export %q", exportAlloc)
+	}
+	if g.mod.Memory() == nil {
+		return fmt.Errorf("missing export %q", exportMemory)
+	}
+	return nil
 }
 
 func (e *nativeEngine) checkExports(_ context.Context, m *manifest.Manifest) error {

@@ -135,7 +135,7 @@ func BenchmarkIsolation(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, terr := runInstance(cctx, in, st, p.tools[m.tool].ExportName(), payload64); terr != nil {
+				if _, terr := runGuest(cctx, in, st, p.tools[m.tool].ExportName(), payload64); terr != nil {
 					b.Fatal(terr)
 				}
 				in.close(ctx)

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // Client is the MCP client behind a call. The talk-back imports (log,
@@ -94,7 +96,7 @@ func capabilityOf(method string) string {
 // the client and returns the result JSON, or a ToolError.
 func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]byte, *ToolError) {
 	if len(req) > maxTalkBackRequestBytes {
-		return nil, toolError("INVALID_REQUEST", fmt.Sprintf("%s request of %d bytes is over the limit of %d", kind, len(req), maxTalkBackRequestBytes))
+		return nil, toolError(failure.InvalidRequest, fmt.Sprintf("%s request of %d bytes is over the limit of %d", kind, len(req), maxTalkBackRequestBytes))
 	}
 	ir := InputRequest{Key: fmt.Sprintf("%s-%d", kind, st.talkBacks+1), Params: bytes.Clone(req)}
 	switch kind {
@@ -103,12 +105,12 @@ func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]b
 		dec := json.NewDecoder(bytes.NewReader(req))
 		dec.DisallowUnknownFields()
 		if derr := dec.Decode(&r); derr != nil || r.Message == "" || !isJSONObject(r.RequestedSchema) {
-			return nil, toolError("INVALID_REQUEST", `elicit needs {"message": "...", "requestedSchema": {...}}`)
+			return nil, toolError(failure.InvalidRequest, `elicit needs {"message": "...", "requestedSchema": {...}}`)
 		}
 		ir.Method = MethodElicit
 	case "sample":
 		if !isJSONObject(req) {
-			return nil, toolError("INVALID_REQUEST", "sample needs the params object of sampling/createMessage")
+			return nil, toolError(failure.InvalidRequest, "sample needs the params object of sampling/createMessage")
 		}
 		ir.Method = MethodSample
 	}
@@ -121,7 +123,7 @@ func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]b
 		// The elicit result keeps the shape ABI v1 promised: action and content.
 		var r elicitResult
 		if err := json.Unmarshal(out, &r); err != nil || (r.Action != "accept" && r.Action != "decline" && r.Action != "cancel") {
-			return nil, toolError("CLIENT_ERROR", "elicit: the client's answer is not an elicitation result")
+			return nil, toolError(failure.ClientError, "elicit: the client's answer is not an elicitation result")
 		}
 		out, _ = json.Marshal(r)
 	}
@@ -138,18 +140,18 @@ type wireInputRequest struct {
 // results by the same keys out.
 func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError) {
 	if len(req) > maxTalkBackRequestBytes {
-		return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input request of %d bytes is over the limit of %d", len(req), maxTalkBackRequestBytes))
+		return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input request of %d bytes is over the limit of %d", len(req), maxTalkBackRequestBytes))
 	}
 	var wire map[string]wireInputRequest
 	dec := json.NewDecoder(bytes.NewReader(req))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&wire); err != nil || len(wire) == 0 {
-		return nil, toolError("INVALID_REQUEST", `input needs {"<key>": {"method": "...", "params": {...}}, ...} with at least one request`)
+		return nil, toolError(failure.InvalidRequest, `input needs {"<key>": {"method": "...", "params": {...}}, ...} with at least one request`)
 	}
 	reqs := make([]InputRequest, 0, len(wire))
 	for key, w := range wire {
 		if !inputKey.MatchString(key) {
-			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input key %q must be 1 to 64 letters, digits, '_', '.', ':' or '-'", key))
+			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input key %q must be 1 to 64 letters, digits, '_', '.', ':' or '-'", key))
 		}
 		params := bytes.TrimSpace(w.Params)
 		if len(params) == 0 || bytes.Equal(params, []byte("null")) {
@@ -157,9 +159,9 @@ func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError)
 		}
 		switch {
 		case w.Method != MethodElicit && w.Method != MethodSample && w.Method != MethodListRoots:
-			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input %q: method %q is not %s, %s or %s", key, w.Method, MethodElicit, MethodSample, MethodListRoots))
+			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input %q: method %q is not %s, %s or %s", key, w.Method, MethodElicit, MethodSample, MethodListRoots))
 		case !isJSONObject(params):
-			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input %q: params must be an object", key))
+			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input %q: params must be an object", key))
 		}
 		reqs = append(reqs, InputRequest{Key: key, Method: w.Method, Params: bytes.Clone(params)})
 	}
@@ -174,7 +176,7 @@ func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError)
 	}
 	out, err := json.Marshal(answers)
 	if err != nil || len(out) > maxTalkBackResultBytes {
-		return nil, toolError("CLIENT_ERROR", fmt.Sprintf("input results of %d bytes are over the limit of %d", len(out), maxTalkBackResultBytes))
+		return nil, toolError(failure.ClientError, fmt.Sprintf("input results of %d bytes are over the limit of %d", len(out), maxTalkBackResultBytes))
 	}
 	return out, nil
 }
@@ -184,15 +186,15 @@ func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError)
 func (st *callState) ask(ctx context.Context, kind string, reqs []InputRequest) (map[string]json.RawMessage, *ToolError) {
 	st.talkBacks += len(reqs)
 	if st.talkBacks > maxTalkBacksPerCall {
-		return nil, toolError("TOO_MANY_REQUESTS", fmt.Sprintf("a call may make at most %d elicit, sample and input requests", maxTalkBacksPerCall))
+		return nil, toolError(failure.TooManyRequests, fmt.Sprintf("a call may make at most %d elicit, sample and input requests", maxTalkBacksPerCall))
 	}
 	for _, r := range reqs {
 		if st.asked[r.Key] {
-			return nil, toolError("INVALID_REQUEST", fmt.Sprintf("input key %q was already asked in this call", r.Key))
+			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input key %q was already asked in this call", r.Key))
 		}
 	}
 	if st.client == nil {
-		return nil, toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: no client is attached to this call", kind))
+		return nil, toolError(failure.Unsupported, fmt.Sprintf("%s is not available: no client is attached to this call", kind))
 	}
 	var missing []string
 	for _, r := range reqs {
@@ -201,7 +203,7 @@ func (st *callState) ask(ctx context.Context, kind string, reqs []InputRequest) 
 		}
 	}
 	if len(missing) > 0 {
-		te := toolError("UNSUPPORTED", fmt.Sprintf("%s is not available: the client did not declare the capability", kind))
+		te := toolError(failure.Unsupported, fmt.Sprintf("%s is not available: the client did not declare the capability", kind))
 		// The MCP capabilities the call needs, for the client's error (SEP-2575).
 		caps := map[string]struct{}{}
 		for _, c := range missing {
@@ -223,22 +225,22 @@ func (st *callState) ask(ctx context.Context, kind string, reqs []InputRequest) 
 	case errors.Is(err, ErrInputRequired):
 		// The plugin never sees this: the call ends here, and the client
 		// calls again with the answers (the tool runs again from the start).
-		panic(&abort{toolError(CodeInputRequired, "the client must answer input requests first")})
+		panic(&abort{toolError(failure.InputRequired, "the client must answer input requests first")})
 	case ctx.Err() != nil:
-		return nil, toolError(CodeCanceled, kind+" ended with the call")
+		return nil, toolError(failure.Canceled, kind+" ended with the call")
 	case err != nil:
-		return nil, toolError("CLIENT_ERROR", kind+" failed: "+err.Error())
+		return nil, toolError(failure.ClientError, kind+" failed: "+err.Error())
 	}
 	size := 0
 	for _, r := range reqs {
 		out, ok := res[r.Key]
 		if !ok || !isJSONObject(out) {
-			return nil, toolError("CLIENT_ERROR", fmt.Sprintf("%s: the client gave no result object for %q", kind, r.Key))
+			return nil, toolError(failure.ClientError, fmt.Sprintf("%s: the client gave no result object for %q", kind, r.Key))
 		}
 		size += len(out)
 	}
 	if size > maxTalkBackResultBytes {
-		return nil, toolError("CLIENT_ERROR", fmt.Sprintf("%s result of %d bytes is over the limit of %d", kind, size, maxTalkBackResultBytes))
+		return nil, toolError(failure.ClientError, fmt.Sprintf("%s result of %d bytes is over the limit of %d", kind, size, maxTalkBackResultBytes))
 	}
 	return res, nil
 }

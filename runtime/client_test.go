@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // fakeClient records what a plugin sends back to its MCP client and
@@ -89,30 +91,30 @@ func TestPlugin_Call_talkBack(t *testing.T) {
 	tests := []struct {
 		name, tool, input string
 		client            Client
-		code, msg         string
-		details           string
+		code              failure.Code
+		msg, details      string
 	}{
-		{"no client", "fixture_elicit", elicitReq, nil, "UNSUPPORTED", "no client", ""},
-		{"client without elicitation", "fixture_elicit", elicitReq, &fakeClient{lacks: map[string]bool{MethodElicit: true}}, "UNSUPPORTED", "did not declare", `{"requiredCapabilities":{"elicitation":{}}}`},
-		{"client without sampling", "fixture_sample", `{"messages":[]}`, &fakeClient{lacks: map[string]bool{MethodSample: true}}, "UNSUPPORTED", "did not declare", `{"requiredCapabilities":{"sampling":{}}}`},
+		{"no client", "fixture_elicit", elicitReq, nil, failure.Unsupported, "no client", ""},
+		{"client without elicitation", "fixture_elicit", elicitReq, &fakeClient{lacks: map[string]bool{MethodElicit: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"elicitation":{}}}`},
+		{"client without sampling", "fixture_sample", `{"messages":[]}`, &fakeClient{lacks: map[string]bool{MethodSample: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"sampling":{}}}`},
 		{"input without roots and sampling", "fixture_input", `{"a":{"method":"roots/list"},"b":{"method":"sampling/createMessage","params":{}},"c":{"method":"roots/list"}}`,
-			&fakeClient{lacks: map[string]bool{MethodSample: true, MethodListRoots: true}}, "UNSUPPORTED", "did not declare", `{"requiredCapabilities":{"roots":{},"sampling":{}}}`},
-		{"sampling fails", "fixture_sample", `{"messages":[]}`, &fakeClient{err: errors.New("model overloaded")}, "CLIENT_ERROR", "model overloaded", ""},
-		{"client answers nothing", "fixture_sample", `{"messages":[]}`, &fakeClient{}, "CLIENT_ERROR", "no result object", ""},
-		{"elicit answer not an elicitation result", "fixture_elicit", elicitReq, &fakeClient{answers: map[string]json.RawMessage{MethodElicit: json.RawMessage(`{"roots":[]}`)}}, "CLIENT_ERROR", "not an elicitation result", ""},
-		{"elicit without schema", "fixture_elicit", `{"message":"hi"}`, c, "INVALID_REQUEST", "requestedSchema", ""},
-		{"elicit with unknown field", "fixture_elicit", `{"message":"hi","requestedSchema":{},"x":1}`, c, "INVALID_REQUEST", "requestedSchema", ""},
-		{"sample not an object", "fixture_sample", `[1]`, c, "INVALID_REQUEST", "params object", ""},
-		{"input empty", "fixture_input", `{}`, c, "INVALID_REQUEST", "at least one", ""},
-		{"input bad key", "fixture_input", `{"a b":{"method":"roots/list"}}`, c, "INVALID_REQUEST", `"a b"`, ""},
-		{"input unknown method", "fixture_input", `{"a":{"method":"tools/call"}}`, c, "INVALID_REQUEST", "tools/call", ""},
-		{"input params not an object", "fixture_input", `{"a":{"method":"roots/list","params":[1]}}`, c, "INVALID_REQUEST", "params must be an object", ""},
-		{"input unknown field", "fixture_input", `{"a":{"method":"roots/list","id":1}}`, c, "INVALID_REQUEST", "at least one", ""},
-		{"input over the per-call limit", "fixture_input", string(tooMany), c, "TOO_MANY_REQUESTS", "at most 10", ""},
-		{"input key asked twice", "fixture_input_twice", `{"a":{"method":"roots/list"}}`, c, "INVALID_REQUEST", `"a" was already asked`, ""},
-		{"refused key is not asked", "fixture_input_twice", `{"a":{"method":"roots/list"}}`, &fakeClient{lacks: map[string]bool{MethodListRoots: true}}, "UNSUPPORTED", "did not declare", `{"requiredCapabilities":{"roots":{}}}`},
-		{"input required ends the call", "fixture_input", `{"a":{"method":"roots/list"}}`, &fakeClient{err: fmt.Errorf("round 1: %w", ErrInputRequired)}, CodeInputRequired, "answer input requests", ""},
-		{"elicit input required", "fixture_elicit", elicitReq, &fakeClient{err: ErrInputRequired}, CodeInputRequired, "answer input requests", ""},
+			&fakeClient{lacks: map[string]bool{MethodSample: true, MethodListRoots: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"roots":{},"sampling":{}}}`},
+		{"sampling fails", "fixture_sample", `{"messages":[]}`, &fakeClient{err: errors.New("model overloaded")}, failure.ClientError, "model overloaded", ""},
+		{"client answers nothing", "fixture_sample", `{"messages":[]}`, &fakeClient{}, failure.ClientError, "no result object", ""},
+		{"elicit answer not an elicitation result", "fixture_elicit", elicitReq, &fakeClient{answers: map[string]json.RawMessage{MethodElicit: json.RawMessage(`{"roots":[]}`)}}, failure.ClientError, "not an elicitation result", ""},
+		{"elicit without schema", "fixture_elicit", `{"message":"hi"}`, c, failure.InvalidRequest, "requestedSchema", ""},
+		{"elicit with unknown field", "fixture_elicit", `{"message":"hi","requestedSchema":{},"x":1}`, c, failure.InvalidRequest, "requestedSchema", ""},
+		{"sample not an object", "fixture_sample", `[1]`, c, failure.InvalidRequest, "params object", ""},
+		{"input empty", "fixture_input", `{}`, c, failure.InvalidRequest, "at least one", ""},
+		{"input bad key", "fixture_input", `{"a b":{"method":"roots/list"}}`, c, failure.InvalidRequest, `"a b"`, ""},
+		{"input unknown method", "fixture_input", `{"a":{"method":"tools/call"}}`, c, failure.InvalidRequest, "tools/call", ""},
+		{"input params not an object", "fixture_input", `{"a":{"method":"roots/list","params":[1]}}`, c, failure.InvalidRequest, "params must be an object", ""},
+		{"input unknown field", "fixture_input", `{"a":{"method":"roots/list","id":1}}`, c, failure.InvalidRequest, "at least one", ""},
+		{"input over the per-call limit", "fixture_input", string(tooMany), c, failure.TooManyRequests, "at most 10", ""},
+		{"input key asked twice", "fixture_input_twice", `{"a":{"method":"roots/list"}}`, c, failure.InvalidRequest, `"a" was already asked`, ""},
+		{"refused key is not asked", "fixture_input_twice", `{"a":{"method":"roots/list"}}`, &fakeClient{lacks: map[string]bool{MethodListRoots: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"roots":{}}}`},
+		{"input required ends the call", "fixture_input", `{"a":{"method":"roots/list"}}`, &fakeClient{err: fmt.Errorf("round 1: %w", ErrInputRequired)}, failure.InputRequired, "answer input requests", ""},
+		{"elicit input required", "fixture_elicit", elicitReq, &fakeClient{err: ErrInputRequired}, failure.InputRequired, "answer input requests", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

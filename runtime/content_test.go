@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
@@ -45,12 +46,12 @@ func TestPlugin_Call_export(t *testing.T) {
 		name string
 		call Call
 		out  string
-		code string
+		code failure.Code
 	}{
 		{"resource export", Call{Export: "fixture_echo", UserID: "u1", Input: []byte(`{"uri":"fx://note"}`)}, `{"uri":"fx://note"}`, ""},
 		{"export wins over tool", Call{Tool: "fixture_fail", Export: "fixture_echo", UserID: "u1", Input: []byte(`{"name":"fixture_greet"}`)}, `{"name":"fixture_greet"}`, ""},
-		{"undeclared export", Call{Export: "fixture_fail", UserID: "u1"}, "", CodeUnknownTool},
-		{"a content export is no tool", Call{Tool: "fixture_echo", UserID: "u1"}, "", CodeUnknownTool},
+		{"undeclared export", Call{Export: "fixture_fail", UserID: "u1"}, "", failure.UnknownTool},
+		{"a content export is no tool", Call{Tool: "fixture_echo", UserID: "u1"}, "", failure.UnknownTool},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

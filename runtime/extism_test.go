@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 )
 
@@ -52,15 +53,16 @@ func TestPlugin_Call_extism(t *testing.T) {
 	p := loadExtismEcho(t, Config{})
 	tests := []struct {
 		tool, user, input string
-		want, code        string
+		want              string
+		code              failure.Code
 	}{
 		{"extismecho_echo", "alice", `{"hello":"world"}`, `{"hello":"world"}`, ""},
 		{"extismecho_echo", "bob", `[1,2,3]`, `[1,2,3]`, ""},
 		{"extismecho_fail", "alice", `{}`, "", "NOT_FOUND"},
-		{"extismecho_nope", "alice", `{}`, "", CodeUnknownTool},
+		{"extismecho_nope", "alice", `{}`, "", failure.UnknownTool},
 		// The http tool is called without a connection: the host's error
 		// object reaches the plugin, which passes it on.
-		{"extismecho_http", "alice", `{"url":"https://api.example.com/"}`, "", CodeNotConnected},
+		{"extismecho_http", "alice", `{"url":"https://api.example.com/"}`, "", failure.NotConnected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.user, func(t *testing.T) {
@@ -160,8 +162,8 @@ func TestPlugin_Call_extismAssemblyScript(t *testing.T) {
 	}
 	tests := []struct {
 		name, tool, input string
-		want              string
-		code, message     string
+		want, message     string
+		code              failure.Code
 	}{
 		{name: "echo", tool: "extismas_echo", input: `{"hello":"world"}`, want: `{"hello":"world"}`},
 		// Longer than eight bytes and not a multiple of eight: the PDK copies

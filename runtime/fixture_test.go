@@ -30,6 +30,7 @@ var hostileTools = []struct {
 	{"fixture_loop", map[string]int{"timeoutMs": 300, "concurrency": 1}},
 	{"fixture_trap", nil},
 	{"fixture_grow", nil},
+	{"fixture_oom", nil},
 	{"fixture_big", map[string]int{"outputBytes": 1024}},
 	{"fixture_bad_json", nil},
 	{"fixture_bad_status", nil},
@@ -93,6 +94,9 @@ func newTestHost(t testing.TB, cfg Config) *Host {
 	ctx := context.Background()
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = t.TempDir()
+	}
+	if cfg.Extism == nil {
+		cfg.Extism = testExtism
 	}
 	h, err := NewHost(ctx, cfg)
 	if err != nil {

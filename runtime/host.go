@@ -23,6 +23,9 @@ type Config struct {
 	Credentials credential.Source
 	// Egress performs plugins' outbound HTTP; nil means a client that refuses private addresses.
 	Egress *egress.Client
+	// Extism runs plugins built with Extism's PDKs (extism.ABI from
+	// runtime/extism); nil refuses them as modules that are not ABI v1.
+	Extism ABI
 	// Settings supplies operator settings and base URL overrides; nil means none.
 	Settings SettingsSource
 	// Logger receives plugin logs and host events; nil discards them.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // ImportModule is the module name of the ABI v1 host imports.
@@ -84,7 +86,7 @@ func stateFrom(ctx context.Context) *callState {
 	if st == nil {
 		// Only reachable if a plugin calls an import outside a call, e.g. from
 		// _initialize; there is no call to attach the effect to.
-		panic(&abort{toolError(CodeTrap, "host import called outside a tool call")})
+		panic(&abort{toolError(failure.Trap, "host import called outside a tool call")})
 	}
 	return st
 }
@@ -94,7 +96,7 @@ func stateFrom(ctx context.Context) *callState {
 func guestBytes(mod api.Module, ptr, n uint32, what string) []byte {
 	b, ok := mod.Memory().Read(ptr, n)
 	if !ok {
-		panic(&abort{toolError(CodeBadPointer, fmt.Sprintf("%s: region at %d of %d bytes is outside guest memory (%d bytes)", what, ptr, n, mod.Memory().Size()))})
+		panic(&abort{toolError(failure.BadPointer, fmt.Sprintf("%s: region at %d of %d bytes is outside guest memory (%d bytes)", what, ptr, n, mod.Memory().Size()))})
 	}
 	return b
 }
@@ -103,7 +105,7 @@ func guestBytes(mod api.Module, ptr, n uint32, what string) []byte {
 // such as http_request while the host is reading the manifest.
 func (st *callState) requireTool(name string) {
 	if st.plugin.manifest == nil {
-		panic(&abort{toolError(CodeTrap, name+" is not available while the host reads the manifest")})
+		panic(&abort{toolError(failure.Trap, name+" is not available while the host reads the manifest")})
 	}
 }
 
@@ -115,7 +117,7 @@ func outputSet(ctx context.Context, mod api.Module, stack []uint64) {
 	st := stateFrom(ctx)
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
 	if int64(n) > st.tool.limits.OutputBytes {
-		panic(&abort{toolError(CodeOutputTooLarge, fmt.Sprintf("output of %d bytes is over the limit of %d bytes", n, st.tool.limits.OutputBytes))})
+		panic(&abort{toolError(failure.OutputTooLarge, fmt.Sprintf("output of %d bytes is over the limit of %d bytes", n, st.tool.limits.OutputBytes))})
 	}
 	st.output = append(st.output[:0], guestBytes(mod, ptr, n, "output_set")...)
 	st.outputSet = true
@@ -144,7 +146,7 @@ func logRecord(ctx context.Context, mod api.Module, stack []uint64) {
 		}
 		return
 	}
-	text := string(msg[:min(len(msg), maxLogRecordBytes)])
+	text := string(msg[:min(len(msg), MaxLogRecordBytes)])
 	st.plugin.logger.Log(ctx, logLevel(level), text, "tool", st.tool.Slug, "user", st.user)
 	if st.client != nil {
 		st.client.Log(logLevel(level), text)
@@ -191,7 +193,7 @@ func progress(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	st.lastReport = now
-	st.progress(Progress{Done: done, Total: total, Message: string(msg[:min(len(msg), maxLogRecordBytes)])})
+	st.progress(Progress{Done: done, Total: total, Message: string(msg[:min(len(msg), MaxLogRecordBytes)])})
 }
 
 func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 func callErr(t *testing.T, p *Plugin, tool, user, input string) *ToolError {
@@ -41,10 +43,10 @@ func TestPlugin_Call_echoAndStructuredError(t *testing.T) {
 	if te.Code != "NOT_FOUND" || te.Message != "nothing here" || string(te.Details) != `{"id":7}` {
 		t.Fatalf("fail = %+v", te)
 	}
-	if te := callErr(t, p, "fixture_nope", "u1", `{}`); te.Code != CodeUnknownTool {
+	if te := callErr(t, p, "fixture_nope", "u1", `{}`); te.Code != failure.UnknownTool {
 		t.Fatalf("unknown tool = %+v", te)
 	}
-	if te := callErr(t, p, "fixture_echo", "u1", `{"broken"`); te.Code != CodeInvalidArgs {
+	if te := callErr(t, p, "fixture_echo", "u1", `{"broken"`); te.Code != failure.InvalidArguments {
 		t.Fatalf("bad JSON input = %+v", te)
 	}
 }
@@ -54,23 +56,26 @@ func TestPlugin_Call_echoAndStructuredError(t *testing.T) {
 func TestPlugin_Call_hostile(t *testing.T) {
 	p := loadHostile(t, Config{Settings: MapSettings{"fixture": {"base_url": "https://api.test"}}})
 	tests := []struct {
-		tool, code, msg string
+		tool string
+		code failure.Code
+		msg  string
 	}{
-		{"fixture_loop", CodeTimeout, "deadline"},
-		{"fixture_trap", CodeTrap, "unreachable"},
-		{"fixture_exit", CodeTrap, "exited with code 3"},
-		{"fixture_big", CodeOutputTooLarge, "4096 bytes is over the limit of 1024"},
-		{"fixture_bad_json", CodeBadOutput, "not valid JSON"},
-		{"fixture_bad_status", CodeBadOutput, "status 7"},
-		{"fixture_no_output", CodeBadOutput, "without calling output_set"},
-		{"fixture_bad_output_set", CodeBadPointer, "output_set"},
-		{"fixture_bad_result_read", CodeBadPointer, "result_read"},
-		{"fixture_bad_log", CodeBadPointer, "log"},
-		{"fixture_bad_config_get", CodeBadPointer, "config_get"},
-		{"fixture_bad_progress", CodeBadPointer, "progress"},
-		{"fixture_bad_http_head", CodeBadPointer, "http_request request"},
-		{"fixture_bad_http_body", CodeBadPointer, "http_request body"},
-		{"fixture_len_overflow", CodeOutputTooLarge, "over the limit"},
+		{"fixture_loop", failure.Timeout, "deadline"},
+		{"fixture_trap", failure.Trap, "unreachable"},
+		{"fixture_oom", failure.OutOfMemory, "64 pages"},
+		{"fixture_exit", failure.Trap, "exited with code 3"},
+		{"fixture_big", failure.OutputTooLarge, "4096 bytes is over the limit of 1024"},
+		{"fixture_bad_json", failure.BadOutput, "not valid JSON"},
+		{"fixture_bad_status", failure.BadOutput, "status 7"},
+		{"fixture_no_output", failure.BadOutput, "without calling output_set"},
+		{"fixture_bad_output_set", failure.BadPointer, "output_set"},
+		{"fixture_bad_result_read", failure.BadPointer, "result_read"},
+		{"fixture_bad_log", failure.BadPointer, "log"},
+		{"fixture_bad_config_get", failure.BadPointer, "config_get"},
+		{"fixture_bad_progress", failure.BadPointer, "progress"},
+		{"fixture_bad_http_head", failure.BadPointer, "http_request request"},
+		{"fixture_bad_http_body", failure.BadPointer, "http_request body"},
+		{"fixture_len_overflow", failure.OutputTooLarge, "over the limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -89,7 +94,7 @@ func TestPlugin_Call_hostile(t *testing.T) {
 		})
 	}
 	st := p.Stats()
-	if st.ErrorsByCode[CodeBadPointer] != 7 || st.ErrorsByCode[CodeTimeout] != 1 {
+	if st.ErrorsByCode[failure.BadPointer] != 7 || st.ErrorsByCode[failure.Timeout] != 1 {
 		t.Fatalf("errors by code = %v", st.ErrorsByCode)
 	}
 }
@@ -169,10 +174,10 @@ func TestPlugin_Call_timeoutThenBusy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := p.Call(ctx, Call{Tool: "fixture_loop", UserID: "u2"})
-	if te, ok := err.(*ToolError); !ok || te.Code != CodeBusy {
+	if te, ok := err.(*ToolError); !ok || te.Code != failure.Busy {
 		t.Fatalf("second call = %v, want BUSY", err)
 	}
-	if te := <-done; te.Code != CodeTimeout {
+	if te := <-done; te.Code != failure.Timeout {
 		t.Fatalf("first call = %+v, want TIMEOUT", te)
 	}
 }
@@ -182,7 +187,7 @@ func TestPlugin_Call_cancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(30*time.Millisecond, cancel)
 	_, err := p.Call(ctx, Call{Tool: "fixture_loop", UserID: "u1"})
-	if te, ok := err.(*ToolError); !ok || te.Code != CodeCanceled {
+	if te, ok := err.(*ToolError); !ok || te.Code != failure.Canceled {
 		t.Fatalf("canceled call = %v, want CANCELED", err)
 	}
 }
@@ -247,10 +252,10 @@ func TestPlugin_Close_waitsForCalls(t *testing.T) {
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if te, ok := (<-errc).(*ToolError); !ok || te.Code != CodeTimeout {
+	if te, ok := (<-errc).(*ToolError); !ok || te.Code != failure.Timeout {
 		t.Fatalf("in-flight call should run to its own deadline, got %v", te)
 	}
-	if te := callErr(t, p, "fixture_echo", "u1", `{}`); te.Code != CodeClosed {
+	if te := callErr(t, p, "fixture_echo", "u1", `{}`); te.Code != failure.PluginClosed {
 		t.Fatalf("call after close = %+v", te)
 	}
 }

@@ -70,12 +70,13 @@ func (h *Host) Inspect(ctx context.Context, wasm []byte) *Report {
 	if r.Problems = append(r.Problems, checkModule(compiled)...); len(r.Problems) > 0 {
 		return r
 	}
-	m, err := readManifest(ctx, rt, compiled, h.logger)
+	e := &nativeEngine{rt: rt, compiled: compiled}
+	m, err := readManifest(ctx, e, h.logger)
 	if err == nil {
 		r.Manifest = m
 		limits := h.cfg.Defaults.apply(m.Limits, h.cfg.Ceiling)
 		r.Limits = &limits
-		err = checkToolExports(compiled, m)
+		err = e.checkExports(ctx, m)
 	}
 	if err != nil {
 		r.Problems = append(r.Problems, err.Error())

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"log/slog"
-	"time"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
 // Names of the exports ABI v1 requires (docs/abi.md, section 2).
@@ -27,116 +29,141 @@ const (
 	statusError = 1
 )
 
-// instance is one instantiated plugin module. It serves one call at a time
-// and, once used, only the user it was created for.
-type instance struct {
-	mod      api.Module     // nil for an Extism instance
-	ext      *extism.Plugin // set only for an Extism instance (extism.go)
-	alloc    api.Function
-	fns      map[string]api.Function // export handles, looked up once
-	user     string
-	lastUsed time.Time
-	pages    uint64 // memory size in pages when last released
-	stack    [2]uint64
+// nativeEngine runs ABI v1 modules on wazero with the workbench_v1 imports.
+type nativeEngine struct {
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
 }
 
-// instantiate creates an instance, wires stdout and stderr to the plugin's log
+// nativeGuest is one instance of an ABI v1 module.
+type nativeGuest struct {
+	mod   api.Module
+	alloc api.Function
+	fns   map[string]api.Function // export handles, looked up once
+	stack [2]uint64
+}
+
+// instantiate creates a guest, wires stdout and stderr to the plugin's log
 // and runs _initialize when the module exports it.
-func instantiate(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, logger *slog.Logger, user string) (*instance, error) {
-	stdout, stderr := newLineLogger(logger, slog.LevelInfo), newLineLogger(logger, slog.LevelWarn)
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithStartFunctions().
-		WithStdout(stdout).
-		WithStderr(stderr).
-		WithSysWalltime().
-		WithSysNanotime().
-		WithSysNanosleep().
-		WithRandSource(rand.Reader)
-	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
+func (e *nativeEngine) instantiate(ctx context.Context, logger *slog.Logger) (guest, error) {
+	mod, err := e.rt.InstantiateModule(ctx, e.compiled, moduleConfig(logger).WithName("").WithStartFunctions())
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{mod: mod, fns: map[string]api.Function{}, user: user}
-	if init := mod.ExportedFunction(exportInitialize); init != nil {
-		if _, err := init.Call(ctx); err != nil {
-			mod.Close(ctx)
-			return nil, fmt.Errorf("%s: %w", exportInitialize, err)
-		}
-	}
-	if in.alloc = mod.ExportedFunction(exportAlloc); in.alloc == nil {
+	g := &nativeGuest{mod: mod, fns: map[string]api.Function{}}
+	if err := g.init(ctx); err != nil {
 		mod.Close(ctx)
-		return nil, fmt.Errorf("missing export %q", exportAlloc)
+		return nil, err
 	}
-	if mod.Memory() == nil {
-		mod.Close(ctx)
-		return nil, fmt.Errorf("missing export %q", exportMemory)
-	}
-	in.pages = in.memoryPages()
-	return in, nil
+	return g, nil
 }
 
+// init runs _initialize and looks up what every call needs.
+func (g *nativeGuest) init(ctx context.Context) error {
+	if init := g.mod.ExportedFunction(exportInitialize); init != nil {
+		if _, err := init.Call(ctx); err != nil {
+			return fmt.Errorf("%s: %w", exportInitialize, err)
+		}
+	}
+	if g.alloc = g.mod.ExportedFunction(exportAlloc); g.alloc == nil {
+		return fmt.Errorf("missing export %q", exportAlloc)
+	}
+	if g.mod.Memory() == nil {
+		return fmt.Errorf("missing export %q", exportMemory)
+	}
+	return nil
+}
+
+func (e *nativeEngine) checkExports(_ context.Context, m *manifest.Manifest) error {
+	return checkToolExports(e.compiled, m)
+}
+
+func (e *nativeEngine) close(ctx context.Context) error { return e.rt.Close(ctx) }
+
 // function returns the cached handle of an export.
-func (in *instance) function(name string) api.Function {
-	fn, ok := in.fns[name]
+func (g *nativeGuest) function(name string) api.Function {
+	fn, ok := g.fns[name]
 	if !ok {
-		fn = in.mod.ExportedFunction(name)
-		in.fns[name] = fn
+		fn = g.mod.ExportedFunction(name)
+		g.fns[name] = fn
 	}
 	return fn
 }
 
+// run invokes an export and turns its status and output into a result.
+func (g *nativeGuest) run(ctx context.Context, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
+	status, err := g.invoke(ctx, export, input)
+	if err != nil {
+		return nil, &hostOrToolError{ToolError: classify(ctx, err), host: true}
+	}
+	switch status {
+	case statusOK:
+		if !st.outputSet {
+			return nil, hostErr(failure.BadOutput, export+" returned success without calling output_set")
+		}
+		if !json.Valid(st.output) {
+			return nil, hostErr(failure.BadOutput, export+" produced output that is not valid JSON")
+		}
+		return st.output, nil
+	case statusError:
+		return nil, &hostOrToolError{ToolError: pluginError(st)}
+	default:
+		return nil, hostErr(failure.BadOutput, fmt.Sprintf("%s returned status %d; ABI v1 allows 0 and 1", export, status))
+	}
+}
+
 // invoke passes input to the export through wb_alloc and returns the status.
 // An export without parameters (manifest) gets no input.
-func (in *instance) invoke(ctx context.Context, export string, input []byte) (uint32, error) {
-	fn := in.function(export)
+func (g *nativeGuest) invoke(ctx context.Context, export string, input []byte) (uint32, error) {
+	fn := g.function(export)
 	if fn == nil {
-		return 0, toolError(CodeUnknownTool, fmt.Sprintf("the module has no export %q", export))
+		return 0, toolError(failure.UnknownTool, fmt.Sprintf("the module has no export %q", export))
 	}
 	if len(fn.Definition().ParamTypes()) == 0 {
-		if err := fn.CallWithStack(ctx, in.stack[:]); err != nil {
+		if err := fn.CallWithStack(ctx, g.stack[:]); err != nil {
 			return 0, err
 		}
-		return uint32(in.stack[0]), nil
+		return uint32(g.stack[0]), nil
 	}
 	var ptr uint32
 	if len(input) > 0 {
-		in.stack[0] = uint64(len(input))
-		if err := in.alloc.CallWithStack(ctx, in.stack[:]); err != nil {
+		g.stack[0] = uint64(len(input))
+		if err := g.alloc.CallWithStack(ctx, g.stack[:]); err != nil {
 			return 0, err
 		}
-		ptr = uint32(in.stack[0])
+		ptr = uint32(g.stack[0])
 		if ptr == 0 {
-			return 0, toolError(CodeOutOfMemory, fmt.Sprintf("wb_alloc could not allocate %d bytes for the input", len(input)))
+			return 0, toolError(failure.OutOfMemory, fmt.Sprintf("wb_alloc could not allocate %d bytes for the input", len(input)))
 		}
-		if !in.mod.Memory().Write(ptr, input) {
-			return 0, toolError(CodeBadPointer, fmt.Sprintf("wb_alloc returned %d, which cannot hold %d bytes", ptr, len(input)))
+		if !g.mod.Memory().Write(ptr, input) {
+			return 0, toolError(failure.BadPointer, fmt.Sprintf("wb_alloc returned %d, which cannot hold %d bytes", ptr, len(input)))
 		}
 	}
-	in.stack[0], in.stack[1] = uint64(ptr), uint64(len(input))
-	if err := fn.CallWithStack(ctx, in.stack[:]); err != nil {
+	g.stack[0], g.stack[1] = uint64(ptr), uint64(len(input))
+	if err := fn.CallWithStack(ctx, g.stack[:]); err != nil {
 		return 0, err
 	}
-	return uint32(in.stack[0]), nil
+	return uint32(g.stack[0]), nil
 }
 
-func (in *instance) memoryPages() uint64 {
-	if in.ext != nil {
-		return uint64(in.ext.Memory().Size()) / 65536
-	}
-	return uint64(in.mod.Memory().Size()) / 65536
-}
+func (g *nativeGuest) memoryPages() uint64 { return uint64(g.mod.Memory().Size()) / 65536 }
 
-func (in *instance) close(ctx context.Context) {
-	if in.ext != nil {
-		in.ext.Close(ctx)
-		return
-	}
-	in.mod.Close(ctx)
+func (g *nativeGuest) close(ctx context.Context) { g.mod.Close(ctx) }
+
+// moduleConfig gives a guest a clock, randomness, and stdout and stderr that
+// go to the plugin's log; nothing else of the host.
+func moduleConfig(logger *slog.Logger) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithStdout(newLineLogger(logger, slog.LevelInfo)).
+		WithStderr(newLineLogger(logger, slog.LevelWarn)).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep().
+		WithRandSource(rand.Reader)
 }
 
 // lineLogger turns a plugin's stdout or stderr into log records, one per
-// line, each cut to maxLogRecordBytes. An instance runs one call at a time,
+// line, each cut to MaxLogRecordBytes. An instance runs one call at a time,
 // so it needs no lock.
 type lineLogger struct {
 	logger *slog.Logger
@@ -156,7 +183,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		if end >= 0 {
 			chunk = p[:end]
 		}
-		room := maxLogRecordBytes - len(l.line)
+		room := MaxLogRecordBytes - len(l.line)
 		l.line = append(l.line, chunk[:min(len(chunk), room)]...)
 		if end < 0 {
 			break

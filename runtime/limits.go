@@ -19,7 +19,7 @@ type Limits struct {
 const (
 	MaxInputBytes        = 4 << 20
 	MaxRequestsPerCall   = 100
-	maxLogRecordBytes    = 4 << 10
+	MaxLogRecordBytes    = 4 << 10 // a log record is cut to this length
 	maxLogRecordsPerCall = 1000
 )
 

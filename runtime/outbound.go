@@ -13,13 +13,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
-// maxRequestHeadBytes caps the JSON head of one http_request.
-const maxRequestHeadBytes = 1 << 20
+// MaxRequestHeadBytes caps the JSON head of one http_request.
+const MaxRequestHeadBytes = 1 << 20
 
 // egressRules is a plugin's view of the egress layer: where it may go and
 // how its credential is attached.
@@ -135,11 +136,16 @@ func (st *callState) credential(ctx context.Context) (*credential.Credential, *T
 	}
 	cred, err := st.plugin.host.cfg.Credentials.Credential(ctx, st.user, m.Name)
 	switch {
-	case errors.Is(err, credential.ErrNotConnected):
-		st.cred.err = toolError(CodeNotConnected, fmt.Sprintf("you are not connected to %s: call connect('%s') first", m.Name, m.Name))
+	case errors.Is(err, failure.ErrNotConnected):
+		st.cred.err = toolError(failure.NotConnected, fmt.Sprintf("you are not connected to %s: call connect('%s') first", m.Name, m.Name))
 	case err != nil:
+		// The store failed, not the connection: reconnecting would not help.
 		st.plugin.logger.Error("credential lookup failed", "user", st.user, "error", err)
-		st.cred.err = toolError(CodeNotConnected, fmt.Sprintf("the credential for %s could not be read", m.Name))
+		st.cred.err = &ToolError{
+			Code:    failure.Unavailable,
+			Message: fmt.Sprintf("the credential for %s could not be read; try again later", m.Name),
+			Cause:   err,
+		}
 	default:
 		st.cred.cred = cred
 	}
@@ -217,16 +223,16 @@ func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []by
 	p.egress.requests.Add(1)
 	st.requests++
 	if st.requests > MaxRequestsPerCall {
-		return nil, nil, toolError("TOO_MANY_REQUESTS", fmt.Sprintf("a call may make at most %d http_request calls", MaxRequestsPerCall))
+		return nil, nil, toolError(failure.TooManyRequests, fmt.Sprintf("a call may make at most %d http_request calls", MaxRequestsPerCall))
 	}
-	if len(head) > maxRequestHeadBytes {
-		return nil, nil, toolError("INVALID_REQUEST", fmt.Sprintf("request head of %d bytes is over the limit of %d", len(head), maxRequestHeadBytes))
+	if len(head) > MaxRequestHeadBytes {
+		return nil, nil, toolError(failure.InvalidRequest, fmt.Sprintf("request head of %d bytes is over the limit of %d", len(head), MaxRequestHeadBytes))
 	}
 	var req outboundRequest
 	dec := json.NewDecoder(bytes.NewReader(head))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return nil, nil, toolError("INVALID_REQUEST", "request is not valid: "+err.Error())
+		return nil, nil, toolError(failure.InvalidRequest, "request is not valid: "+err.Error())
 	}
 	cred, terr := st.credential(ctx)
 	if terr != nil {
@@ -256,7 +262,7 @@ func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []by
 	}
 	out, err := json.Marshal(outboundHead{Status: resp.Status, Headers: resp.Header, URL: resp.URL})
 	if err != nil {
-		return nil, nil, toolError("INVALID_REQUEST", err.Error())
+		return nil, nil, toolError(failure.InvalidRequest, err.Error())
 	}
 	return out, resp.Body, nil
 }
@@ -264,7 +270,7 @@ func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []by
 func (p *Plugin) egressError(st *callState, err error) *ToolError {
 	var ee *egress.Error
 	if !errors.As(err, &ee) {
-		return toolError("UPSTREAM_UNREACHABLE", err.Error())
+		return toolError(failure.UpstreamUnreachable, err.Error())
 	}
 	if errors.Is(err, egress.ErrDenied) {
 		p.egress.denied.Add(1)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 )
@@ -104,7 +106,7 @@ func TestPlugin_httpRequest_injectsCredential(t *testing.T) {
 	// A user without a connection gets NOT_CONNECTED and nothing goes out.
 	hits := api.hits.Load()
 	te := callErr(t, p, "fixture_http", "bob", request("GET", "http://api.test:"+api.port()+"/", nil))
-	if te.Code != CodeNotConnected || !strings.Contains(te.Message, "connect('fixture')") || api.hits.Load() != hits {
+	if te.Code != failure.NotConnected || !strings.Contains(te.Message, "connect('fixture')") || api.hits.Load() != hits {
 		t.Fatalf("bob: %+v, upstream hits %d -> %d", te, hits, api.hits.Load())
 	}
 }
@@ -183,5 +185,22 @@ func TestPlugin_httpRequest_redirects(t *testing.T) {
 	json.Unmarshal([]byte(callOK(t, p, "fixture_http", "alice", request("GET", base+"/to-self", nil))), &got)
 	if got.Path != "/landed" || strings.Join(got.APIKey, ",") != "real-key" {
 		t.Fatalf("same-host redirect: %+v; want the credential kept", got)
+	}
+}
+
+// brokenStore is a credential.Source whose database is down.
+type brokenStore struct{ err error }
+
+func (s brokenStore) Credential(context.Context, string, string) (*credential.Credential, error) {
+	return nil, s.err
+}
+
+func TestPlugin_httpRequest_credentialStoreDown(t *testing.T) {
+	api := newUpstream(t, nil)
+	outage := errors.New("connection refused by the database")
+	p := loadHostile(t, egressConfig(brokenStore{outage}, nil, fakeResolver{"api.test": "127.0.0.1"}, api), "api.test:"+api.port())
+	te := callErr(t, p, "fixture_http", "alice", request("GET", "http://api.test:"+api.port()+"/", nil))
+	if te.Code != failure.Unavailable || strings.Contains(te.Message, outage.Error()) || api.hits.Load() != 0 {
+		t.Fatalf("store down: %+v, upstream hits %d; want UNAVAILABLE without the cause's text and no request", te, api.hits.Load())
 	}
 }

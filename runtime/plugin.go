@@ -14,10 +14,9 @@ import (
 	"sync"
 	"time"
 
-	extism "github.com/extism/go-sdk"
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
@@ -26,9 +25,7 @@ type Plugin struct {
 	host     *Host
 	manifest *manifest.Manifest
 	logger   *slog.Logger
-	rt       wazero.Runtime
-	compiled wazero.CompiledModule
-	extism   *extism.CompiledPlugin // set instead of rt and compiled for an Extism plugin
+	engine   engine
 	limits   Limits
 	sem      chan struct{}
 	tools    map[string]*toolEntry
@@ -70,88 +67,111 @@ type Call struct {
 
 // Load compiles a plugin, reads its manifest and validates it together with
 // the module's imports and exports. The error names what is wrong.
-func (h *Host) Load(ctx context.Context, wasm []byte) (*Plugin, error) {
-	p := &Plugin{host: h, logger: h.logger, counters: newCallCounters()}
-	m, err := p.probe(ctx, wasm, h.cfg.Defaults.MemoryPages)
-	if errors.Is(err, errExtismModule) {
-		return h.loadExtism(ctx, wasm)
-	}
+func (h *Host) Load(ctx context.Context, wasm []byte) (_ *Plugin, err error) {
+	var built closers
+	defer built.closeIfFailed(ctx, &err)
+	e, err := h.compile(ctx, wasm, h.cfg.Defaults)
 	if err != nil {
 		return nil, err
 	}
-	p.manifest = m
-	p.logger = h.logger.With("plugin", m.Name)
-	p.limits = h.cfg.Defaults.apply(m.Limits, h.cfg.Ceiling)
-	if p.limits.MemoryPages != h.cfg.Defaults.MemoryPages {
-		// The page cap is a runtime setting: recompile (from the cache) under the plugin's own.
-		p.rt.Close(ctx)
-		if _, err := p.probe(ctx, wasm, p.limits.MemoryPages); err != nil {
-			return nil, err
-		}
-	}
-	p.sem = make(chan struct{}, p.limits.Concurrency)
-	p.tools = make(map[string]*toolEntry, len(m.Tools))
-	for i := range m.Tools {
-		t := &m.Tools[i]
-		e := &toolEntry{Tool: t, limits: p.limits.apply(t.Limits, h.cfg.Ceiling), counters: newCallCounters()}
-		if e.limits.Concurrency < p.limits.Concurrency {
-			e.sem = make(chan struct{}, e.limits.Concurrency)
-		}
-		p.tools[t.Slug] = e
-	}
-	p.indexContent(m)
-	if p.egress, err = newEgressRules(m, h.cfg.Settings); err != nil {
-		p.rt.Close(ctx)
+	built.add(e.close)
+	m, err := h.manifestOf(ctx, e, wasm)
+	if err != nil {
 		return nil, err
 	}
-	p.pool = newPool(h.cfg.Pool, p.newInstance)
+	limits := h.cfg.Defaults.apply(m.Limits, h.cfg.Ceiling)
+	if limits.MemoryPages != h.cfg.Defaults.MemoryPages {
+		// The page cap is a compile setting: recompile (from the cache)
+		// under the plugin's own, then drop the probe.
+		probe := e
+		if e, err = h.compile(ctx, wasm, limits); err != nil {
+			return nil, err
+		}
+		built = closers{e.close}
+		probe.close(ctx)
+	}
+	if err := e.checkExports(ctx, m); err != nil {
+		return nil, err
+	}
+	p, err := h.assemble(m, limits, e)
+	if err != nil {
+		return nil, err
+	}
 	if err := h.track(p); err != nil {
-		p.rt.Close(ctx)
 		return nil, err
 	}
 	return p, nil
 }
 
-// probe compiles the module under the given page cap, checks its imports and
-// exports against ABI v1, and reads and validates the manifest on a
-// throwaway instance. On success p.rt and p.compiled are set.
-func (p *Plugin) probe(ctx context.Context, wasm []byte, memoryPages uint32) (*manifest.Manifest, error) {
-	rt, err := p.host.newRuntime(ctx, memoryPages)
+// compile compiles the module and picks its engine: the Extism ABI's for a
+// module it accepts, ABI v1's for the rest, which must then satisfy ABI
+// v1's imports and fixed exports.
+func (h *Host) compile(ctx context.Context, wasm []byte, limits Limits) (engine, error) {
+	rt, err := h.newRuntime(ctx, limits.MemoryPages)
 	if err != nil {
 		return nil, err
 	}
 	compiled, err := rt.CompileModule(ctx, wasm)
-	if err != nil {
+	switch {
+	case err != nil:
+		err = fmt.Errorf("compile: %w", err)
+	case h.cfg.Extism != nil && h.cfg.Extism.Accepts(compiled):
 		rt.Close(ctx)
-		return nil, fmt.Errorf("compile: %w", err)
-	}
-	if isExtismModule(compiled) {
-		rt.Close(ctx)
-		return nil, errExtismModule
-	}
-	if problems := checkModule(compiled); len(problems) > 0 {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("not an ABI v1 plugin: %s", strings.Join(problems, "; "))
-	}
-	m, err := p.host.manifestOf(ctx, rt, compiled, wasm)
-	if err == nil {
-		err = checkToolExports(compiled, m)
+		return h.compileABI(ctx, wasm, limits)
+	default:
+		if problems := checkModule(compiled); len(problems) > 0 {
+			err = fmt.Errorf("not an ABI v1 plugin: %s", strings.Join(problems, "; "))
+		}
 	}
 	if err != nil {
 		rt.Close(ctx)
 		return nil, err
 	}
-	p.rt, p.compiled = rt, compiled
-	return m, nil
+	return &nativeEngine{rt: rt, compiled: compiled}, nil
+}
+
+// assemble builds the plugin around a compiled engine: its effective limits,
+// tool entries, call slots, egress rules and instance pool.
+func (h *Host) assemble(m *manifest.Manifest, limits Limits, e engine) (*Plugin, error) {
+	p := &Plugin{
+		host:     h,
+		manifest: m,
+		logger:   h.logger.With("plugin", m.Name),
+		engine:   e,
+		limits:   limits,
+		sem:      make(chan struct{}, limits.Concurrency),
+		tools:    make(map[string]*toolEntry, len(m.Tools)),
+		content:  map[string]*toolEntry{},
+		counters: newCallCounters(),
+	}
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		entry := &toolEntry{Tool: t, limits: limits.apply(t.Limits, h.cfg.Ceiling), counters: newCallCounters()}
+		if entry.limits.Concurrency < limits.Concurrency {
+			entry.sem = make(chan struct{}, entry.limits.Concurrency)
+		}
+		p.tools[t.Slug] = entry
+	}
+	// Resource and prompt exports are callable through Call.Export, under
+	// the plugin-wide limits and counters.
+	for export := range m.ContentExports() {
+		p.content[export] = &toolEntry{Tool: &manifest.Tool{Slug: export, Export: export}, limits: limits, counters: newCallCounters()}
+	}
+	var err error
+	if p.egress, err = newEgressRules(m, h.cfg.Settings); err != nil {
+		return nil, err
+	}
+	p.pool = newPool(h.cfg.Pool, p.newInstance)
+	return p, nil
 }
 
 // manifestOf reads the module's manifest, from the host's cache directory
 // when this exact module was loaded before: a manifest depends only on the
 // module's bytes, and reading it means instantiating the module, which for
 // a Go plugin costs more than compiling it from the cache.
-func (h *Host) manifestOf(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, wasm []byte) (*manifest.Manifest, error) {
+func (h *Host) manifestOf(ctx context.Context, e engine, wasm []byte) (*manifest.Manifest, error) {
 	if h.cfg.CacheDir == "" {
-		return readManifest(ctx, rt, compiled, h.logger)
+		return readManifest(ctx, e, h.logger)
 	}
 	sum := sha256.Sum256(wasm)
 	path := filepath.Join(h.cfg.CacheDir, "manifests", hex.EncodeToString(sum[:])+".json")
@@ -160,7 +180,7 @@ func (h *Host) manifestOf(ctx context.Context, rt wazero.Runtime, compiled wazer
 			return m, nil
 		}
 	}
-	m, err := readManifest(ctx, rt, compiled, h.logger)
+	m, err := readManifest(ctx, e, h.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -191,24 +211,6 @@ func writeFileAtomic(path string, b []byte) error {
 	return os.Rename(f.Name(), path)
 }
 
-// readManifest calls the manifest export on a fresh instance and validates it.
-func readManifest(ctx context.Context, rt wazero.Runtime, compiled wazero.CompiledModule, logger *slog.Logger) (*manifest.Manifest, error) {
-	ctx, cancel := context.WithTimeout(ctx, DefaultLimits.Timeout)
-	defer cancel()
-	in, err := instantiate(ctx, rt, compiled, logger, "")
-	if err != nil {
-		return nil, fmt.Errorf("instantiate: %w", err)
-	}
-	defer in.close(ctx)
-	probe := &Plugin{logger: logger}
-	st := &callState{plugin: probe, tool: &toolEntry{Tool: &manifest.Tool{Slug: exportManifest}, limits: Limits{OutputBytes: manifest.MaxManifestBytes}}}
-	out, terr := runExport(context.WithValue(ctx, callStateKey{}, st), in, st, exportManifest, nil)
-	if terr != nil {
-		return nil, fmt.Errorf("manifest export: %w", terr)
-	}
-	return manifest.Parse(out)
-}
-
 // Manifest returns the plugin's validated manifest. Callers must not modify it.
 func (p *Plugin) Manifest() *manifest.Manifest { return p.manifest }
 
@@ -233,15 +235,15 @@ func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
 		t = p.content[c.Export]
 	}
 	if t == nil {
-		err := toolError(CodeUnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
+		err := toolError(failure.UnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
 		if c.Export != "" {
-			err = toolError(CodeUnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
+			err = toolError(failure.UnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
 		}
 		p.counters.observe(time.Since(start), err.Code)
 		return nil, err
 	}
 	out, terr := p.call(ctx, t, c)
-	d, code := time.Since(start), ""
+	d, code := time.Since(start), failure.Code("")
 	if terr != nil {
 		code = terr.Code
 	}
@@ -255,13 +257,13 @@ func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
 
 func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessage, *ToolError) {
 	if len(c.Input) > MaxInputBytes {
-		return nil, toolError(CodeInputTooLarge, fmt.Sprintf("input of %d bytes is over the limit of %d bytes", len(c.Input), MaxInputBytes))
+		return nil, toolError(failure.InputTooLarge, fmt.Sprintf("input of %d bytes is over the limit of %d bytes", len(c.Input), MaxInputBytes))
 	}
 	if len(c.Input) > 0 && !json.Valid(c.Input) {
-		return nil, toolError(CodeInvalidArgs, "input is not valid JSON")
+		return nil, toolError(failure.InvalidArguments, "input is not valid JSON")
 	}
 	if !p.enter() {
-		return nil, toolError(CodeClosed, fmt.Sprintf("plugin %s is closed", p.manifest.Name))
+		return nil, toolError(failure.PluginClosed, fmt.Sprintf("plugin %s is closed", p.manifest.Name))
 	}
 	defer p.inflight.Done()
 
@@ -278,21 +280,12 @@ func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessag
 		return nil, p.callError(ctx, err, t)
 	}
 	st := &callState{plugin: p, tool: t, user: c.UserID, progress: c.Progress, client: c.Client}
-	out, rerr := runInstance(context.WithValue(ctx, callStateKey{}, st), in, st, t.ExportName(), c.Input)
+	out, rerr := runGuest(context.WithValue(ctx, callStateKey{}, st), in, st, t.ExportName(), c.Input)
 	p.pool.release(context.WithoutCancel(ctx), in, rerr == nil || !rerr.host)
 	if rerr != nil {
 		return nil, p.callError(ctx, rerr, t)
 	}
 	return out, nil
-}
-
-// indexContent makes every resource and prompt export callable through
-// Call.Export, under the plugin-wide limits and counters.
-func (p *Plugin) indexContent(m *manifest.Manifest) {
-	p.content = map[string]*toolEntry{}
-	for export := range m.ContentExports() {
-		p.content[export] = &toolEntry{Tool: &manifest.Tool{Slug: export, Export: export}, limits: p.limits, counters: newCallCounters()}
-	}
 }
 
 // enter registers a call unless the plugin is closed.
@@ -320,7 +313,7 @@ func (p *Plugin) acquireSlots(ctx context.Context, t *toolEntry) (func(), *ToolE
 			for _, s := range sems[:i] {
 				<-s
 			}
-			return nil, toolError(CodeBusy, fmt.Sprintf("%s: all %d call slots stayed busy until the deadline", t.Slug, cap(sem)))
+			return nil, toolError(failure.Busy, fmt.Sprintf("%s: all %d call slots stayed busy until the deadline", t.Slug, cap(sem)))
 		}
 	}
 	return func() {
@@ -332,40 +325,11 @@ func (p *Plugin) acquireSlots(ctx context.Context, t *toolEntry) (func(), *ToolE
 
 // newInstance creates an instance of the plugin for one user.
 func (p *Plugin) newInstance(ctx context.Context, user string) (*instance, error) {
-	if p.extism != nil {
-		return newExtismInstance(ctx, p.extism, p.logger, user)
-	}
-	return instantiate(ctx, p.rt, p.compiled, p.logger, user)
-}
-
-// runInstance runs an export on an ABI v1 or an Extism instance.
-func runInstance(ctx context.Context, in *instance, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
-	if in.ext != nil {
-		return runExtism(ctx, in, st, export, input)
-	}
-	return runExport(ctx, in, st, export, input)
-}
-
-// runExport invokes an export and turns its status and output into a result.
-func runExport(ctx context.Context, in *instance, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
-	status, err := in.invoke(ctx, export, input)
+	g, err := p.engine.instantiate(ctx, p.logger)
 	if err != nil {
-		return nil, &hostOrToolError{ToolError: classify(ctx, err), host: true}
+		return nil, err
 	}
-	switch status {
-	case statusOK:
-		if !st.outputSet {
-			return nil, hostErr(CodeBadOutput, export+" returned success without calling output_set")
-		}
-		if !json.Valid(st.output) {
-			return nil, hostErr(CodeBadOutput, export+" produced output that is not valid JSON")
-		}
-		return st.output, nil
-	case statusError:
-		return nil, &hostOrToolError{ToolError: pluginError(st)}
-	default:
-		return nil, hostErr(CodeBadOutput, fmt.Sprintf("%s returned status %d; ABI v1 allows 0 and 1", export, status))
-	}
+	return &instance{guest: g, user: user, pages: g.memoryPages()}, nil
 }
 
 // hostOrToolError is a ToolError that remembers whether the host raised it,
@@ -375,7 +339,7 @@ type hostOrToolError struct {
 	host bool
 }
 
-func hostErr(code, msg string) *hostOrToolError {
+func hostErr(code failure.Code, msg string) *hostOrToolError {
 	return &hostOrToolError{ToolError: toolError(code, msg), host: true}
 }
 
@@ -383,27 +347,15 @@ func hostErr(code, msg string) *hostOrToolError {
 func pluginError(st *callState) *ToolError {
 	var e ToolError
 	if !st.outputSet || json.Unmarshal(st.output, &e) != nil {
-		return toolError(CodeToolError, "the plugin reported an error without a valid error object")
+		return toolError(failure.ToolError, "the plugin reported an error without a valid error object")
 	}
-	if !isErrorCode(e.Code) {
-		e.Code = CodeToolError
+	if !e.Code.Valid() {
+		e.Code = failure.ToolError
 	}
 	if strings.TrimSpace(e.Message) == "" {
 		e.Message = "the plugin reported an error without a message"
 	}
 	return &e
-}
-
-func isErrorCode(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < 'A' || c > 'Z') && c != '_' && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // classify maps an error from wazero or the host imports to a ToolError.
@@ -418,21 +370,18 @@ func classify(ctx context.Context, err error) *ToolError {
 		return te
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
 		errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return toolError(CodeTimeout, "the call did not finish before its deadline")
+		return toolError(failure.Timeout, "the call did not finish before its deadline")
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(ctx.Err(), context.Canceled):
-		return toolError(CodeCanceled, "the call was canceled")
+		return toolError(failure.Canceled, "the call was canceled")
 	case errors.As(err, &exit):
-		return toolError(CodeTrap, fmt.Sprintf("the plugin exited with code %d", exit.ExitCode()))
+		return toolError(failure.Trap, fmt.Sprintf("the plugin exited with code %d", exit.ExitCode()))
 	case errors.Is(err, ErrClosed):
-		return toolError(CodeClosed, err.Error())
+		return toolError(failure.PluginClosed, err.Error())
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	msg = strings.TrimSuffix(strings.TrimPrefix(msg, "wasm error: "), " (recovered by wazero)")
-	if strings.Contains(msg, "memory") && strings.Contains(msg, "limit") {
-		return toolError(CodeOutOfMemory, msg)
-	}
-	return toolError(CodeTrap, "the plugin trapped: "+msg)
+	return toolError(failure.Trap, "the plugin trapped: "+msg)
 }
 
 // callError logs host failures and unwraps the ToolError.
@@ -442,7 +391,7 @@ func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *ToolEr
 	switch {
 	case errors.As(err, &he):
 		te = he.ToolError
-		if he.host && te.Code != CodeInputRequired {
+		if he.host && te.Code != failure.InputRequired {
 			p.logger.Warn("tool call failed", "tool", t.Slug, "code", te.Code, "error", te.Message)
 		}
 	case !ok:
@@ -485,8 +434,5 @@ func (p *Plugin) Close(ctx context.Context) error {
 		p.logger.Warn("closing plugin with calls still in flight", "error", ctx.Err())
 	}
 	p.pool.close(ctx)
-	if p.extism != nil {
-		return p.extism.Close(context.WithoutCancel(ctx))
-	}
-	return p.rt.Close(context.WithoutCancel(ctx))
+	return p.engine.close(context.WithoutCancel(ctx))
 }

@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// instance is a pooled guest. It serves one call at a time and, once used,
+// only the user it was created for.
+type instance struct {
+	guest
+	user     string
+	lastUsed time.Time
+	pages    uint64 // memory size in pages when last released
+}
+
 // pool keeps idle instances per user. An instance is handed only to the user
 // it was created for, so whatever a plugin keeps in globals or memory never
 // reaches another user's call (docs/abi.md, section 6).

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // LatencyBounds are the upper bounds, in seconds, of the latency histogram buckets.
@@ -25,7 +27,7 @@ type Histogram struct {
 type CallStats struct {
 	Calls        uint64
 	Errors       uint64
-	ErrorsByCode map[string]uint64
+	ErrorsByCode map[failure.Code]uint64
 	Latency      Histogram
 }
 
@@ -48,14 +50,14 @@ type callCounters struct {
 	buckets []atomic.Uint64
 
 	mu     sync.Mutex
-	byCode map[string]uint64
+	byCode map[failure.Code]uint64
 }
 
 func newCallCounters() *callCounters {
-	return &callCounters{buckets: make([]atomic.Uint64, len(LatencyBounds)+1), byCode: map[string]uint64{}}
+	return &callCounters{buckets: make([]atomic.Uint64, len(LatencyBounds)+1), byCode: map[failure.Code]uint64{}}
 }
 
-func (c *callCounters) observe(d time.Duration, code string) {
+func (c *callCounters) observe(d time.Duration, code failure.Code) {
 	c.calls.Add(1)
 	c.sumNano.Add(int64(d))
 	c.buckets[sort.SearchFloat64s(LatencyBounds, d.Seconds())].Add(1)
@@ -69,7 +71,7 @@ func (c *callCounters) observe(d time.Duration, code string) {
 }
 
 func (c *callCounters) snapshot() CallStats {
-	s := CallStats{Calls: c.calls.Load(), Errors: c.errors.Load(), ErrorsByCode: map[string]uint64{}}
+	s := CallStats{Calls: c.calls.Load(), Errors: c.errors.Load(), ErrorsByCode: map[failure.Code]uint64{}}
 	s.Latency.Counts = make([]uint64, len(c.buckets))
 	for i := range c.buckets {
 		s.Latency.Counts[i] = c.buckets[i].Load()

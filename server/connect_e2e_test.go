@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/connect/fakeoauth"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -113,7 +114,7 @@ func TestServer_OAuthConnect(t *testing.T) {
 				t.Fatalf("upstream saw Authorization %q; want a token the provider issued", seen["authorization"])
 			}
 			var terr *runtime.ToolError
-			if _, err := w.callTool(t, bob.ID, integration, integration+"_whoami"); !errors.As(err, &terr) || terr.Code != runtime.CodeNotConnected {
+			if _, err := w.callTool(t, bob.ID, integration, integration+"_whoami"); !errors.As(err, &terr) || terr.Code != failure.NotConnected {
 				t.Fatalf("bob's call: %v, want NOT_CONNECTED", err)
 			}
 			// The callback works once.
@@ -141,7 +142,7 @@ func TestServer_OAuthConnect(t *testing.T) {
 		// rejected and the user is not connected, with the provider's reason.
 		fake.RevokeRefreshTokens()
 		var terr *runtime.ToolError
-		if _, err := w.callTool(t, alice.ID, "oauthy", "oauthy_whoami"); !errors.As(err, &terr) || terr.Code != runtime.CodeNotConnected {
+		if _, err := w.callTool(t, alice.ID, "oauthy", "oauthy_whoami"); !errors.As(err, &terr) || terr.Code != failure.NotConnected {
 			t.Fatalf("call after revocation: %v, want NOT_CONNECTED", err)
 		}
 		wantPage(t, "integrations after revocation", aliceB.get("/integrations"), http.StatusOK,

@@ -17,6 +17,7 @@ import (
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/runtime/extism"
 	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
@@ -247,6 +248,7 @@ func (s *Server) newHost(ctx context.Context, creds credential.Source) (*runtime
 		CacheDir:    cacheDir,
 		Credentials: creds,
 		Egress:      egress.NewClient(egress.Options{AllowPrivate: s.cfg.EgressAllowPrivate}),
+		Extism:      extism.ABI{},
 		Settings:    runtime.EnvSettings{},
 		Logger:      s.logger.With("component", "runtime"),
 	})

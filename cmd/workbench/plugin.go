@@ -17,6 +17,7 @@ import (
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/runtime/extism"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
@@ -285,6 +286,7 @@ func pluginCall(e *env, o *callOptions) int {
 	host, err := runtime.NewHost(e.ctx, runtime.Config{
 		Credentials: creds,
 		Egress:      egress.NewClient(egress.Options{AllowPrivate: o.allowPrivate}),
+		Extism:      extism.ABI{},
 		Settings:    settings,
 		Logger:      slog.New(slog.NewTextHandler(e.stderr, nil)),
 	})

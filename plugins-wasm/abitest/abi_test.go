@@ -180,7 +180,7 @@ func call(t *testing.T, p *runtime.Plugin, l language, short, input string, prog
 		if !errors.As(err, &te) {
 			t.Fatalf("%s(%s): %v, want a result or a *runtime.ToolError", l.tool(short), input, err)
 		}
-		o := outcome{Code: te.Code, Message: l.anonymize(te.Message)}
+		o := outcome{Code: string(te.Code), Message: l.anonymize(te.Message)}
 		if len(te.Details) > 0 {
 			o.Details = decode(t, te.Details)
 		}

@@ -167,7 +167,7 @@ func TestConformance_Errors(t *testing.T) {
 			if !errors.As(err, &te) {
 				t.Fatalf("%s = %s, %v; want a tool error", tt.tool, out, err)
 			}
-			if te.Code != tt.code || !strings.Contains(te.Message, tt.message) {
+			if string(te.Code) != tt.code || !strings.Contains(te.Message, tt.message) {
 				t.Errorf("error = %s: %s, want %s containing %q", te.Code, te.Message, tt.code, tt.message)
 			}
 			if tt.details != "" && !bytes.Equal(compactJSON(t, te.Details), []byte(tt.details)) {

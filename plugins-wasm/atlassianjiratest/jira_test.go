@@ -638,7 +638,7 @@ func TestPlugin_JiraErrors(t *testing.T) {
 				user = userID
 			}
 			te := f.toolError(t, user, tt.tool, tt.input)
-			if te.Code != tt.code || !strings.Contains(te.Message, tt.message) {
+			if string(te.Code) != tt.code || !strings.Contains(te.Message, tt.message) {
 				t.Errorf("error = %s: %s\nwant %s containing %q", te.Code, te.Message, tt.code, tt.message)
 			}
 			if tt.details != "" && plugintest.CanonicalJSON(t, string(te.Details)) != plugintest.CanonicalJSON(t, tt.details) {

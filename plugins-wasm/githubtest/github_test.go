@@ -751,7 +751,7 @@ func TestPlugin_Errors(t *testing.T) {
 			user := cmp.Or(tt.user, userID)
 			f.fake.ClearRequests()
 			te := f.toolError(t, user, tt.tool, tt.input)
-			if te.Code != tt.wantCode {
+			if string(te.Code) != tt.wantCode {
 				t.Errorf("code = %s (%s), want %s", te.Code, te.Message, tt.wantCode)
 			}
 			for _, m := range tt.wantMsg {

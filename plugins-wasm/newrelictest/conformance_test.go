@@ -208,7 +208,7 @@ func TestConformance_HTTPHostErrors(t *testing.T) {
 	for _, tt := range tests {
 		out, err := plugintest.Call(f.plugin, userID, "conf_c_http", `{"url":"`+tt.url+`"}`, nil)
 		te := plugintest.AsToolError(t, out, err)
-		if te.Code != tt.wantCode || te.Message == "" {
+		if string(te.Code) != tt.wantCode || te.Message == "" {
 			t.Errorf("http %s = %s %q, want code %s", tt.url, te.Code, te.Message, tt.wantCode)
 		}
 	}

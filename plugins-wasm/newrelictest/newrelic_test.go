@@ -181,7 +181,7 @@ func TestPlugin_RunNRQLErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f.fake.ClearRequests()
 			te := f.fail(t, "newrelic_run_nrql", tt.input)
-			if te.Code != tt.code || te.Message != tt.message {
+			if string(te.Code) != tt.code || te.Message != tt.message {
 				t.Errorf("error = %s %q, want %s %q", te.Code, te.Message, tt.code, tt.message)
 			}
 			sent := len(f.fake.Requests()) > 0
@@ -274,7 +274,7 @@ func TestPlugin_GetEntity(t *testing.T) {
 	for _, tt := range tests {
 		f.fake.ClearRequests()
 		te := f.fail(t, "newrelic_get_entity", `{"guid":"`+tt.guid+`"}`)
-		if te.Code != tt.code || (len(f.fake.Requests()) > 0) != tt.sent {
+		if string(te.Code) != tt.code || (len(f.fake.Requests()) > 0) != tt.sent {
 			t.Errorf("get_entity(%s) = %+v, sent %v", tt.guid, te, len(f.fake.Requests()) > 0)
 		}
 	}
@@ -547,7 +547,7 @@ func TestPlugin_UpstreamErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f.fake.FailNext(tt.status, tt.header, tt.body)
 			te := f.fail(t, "newrelic_get_current_user", `{}`)
-			if te.Code != tt.code || te.Message != tt.message {
+			if string(te.Code) != tt.code || te.Message != tt.message {
 				t.Errorf("error = %s %q, want %s %q", te.Code, te.Message, tt.code, tt.message)
 			}
 		})
@@ -601,7 +601,7 @@ func TestPlugin_Region(t *testing.T) {
 			p := loadPlugin(t, readNewRelicWasm(t), hostOptions{settings: settings, creds: creds, resolver: resolver})
 			out, err := plugintest.Call(p, userID, "newrelic_get_current_user", `{}`, nil)
 			te := plugintest.AsToolError(t, out, err)
-			if te.Code != tt.wantCode {
+			if string(te.Code) != tt.wantCode {
 				t.Errorf("error = %+v, want code %s", te, tt.wantCode)
 			}
 			var want []string

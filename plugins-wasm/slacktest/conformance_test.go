@@ -172,7 +172,7 @@ func TestConformance_HTTP(t *testing.T) {
 			out, err := f.call("http", string(in), nil)
 			if tt.wantCode != "" {
 				var te *runtime.ToolError
-				if !errors.As(err, &te) || te.Code != tt.wantCode {
+				if !errors.As(err, &te) || string(te.Code) != tt.wantCode {
 					t.Errorf("http(%s) = %s, %v; want %s", tt.url, out, err, tt.wantCode)
 				}
 				return

@@ -300,7 +300,7 @@ func TestPlugin_ListConversations(t *testing.T) {
 		for _, tt := range tests {
 			f.fake.ClearRequests()
 			te := f.toolError(t, "slack_list_conversations", tt.input)
-			if te.Code != tt.code {
+			if string(te.Code) != tt.code {
 				t.Errorf("%s: code %s (%s), want %s", tt.name, te.Code, te.Message, tt.code)
 			}
 			sent := len(f.fake.Requests())
@@ -362,7 +362,7 @@ func TestPlugin_History(t *testing.T) {
 	}
 	for _, tt := range tests {
 		te := f.toolError(t, "slack_get_conversation_history", tt.input)
-		if d := details(t, te); te.Code != tt.code || d["slack_error"] != tt.slackError || d["method"] != "conversations.history" {
+		if d := details(t, te); string(te.Code) != tt.code || d["slack_error"] != tt.slackError || d["method"] != "conversations.history" {
 			t.Errorf("%s: %s %q %v", tt.name, te.Code, te.Message, d)
 		}
 	}
@@ -441,7 +441,7 @@ func TestPlugin_PostMessage(t *testing.T) {
 	for _, tt := range tests {
 		f.fake.ClearRequests()
 		te := f.toolError(t, "slack_post_message", tt.input)
-		if te.Code != tt.code {
+		if string(te.Code) != tt.code {
 			t.Errorf("%s: %s %q, want %s", tt.name, te.Code, te.Message, tt.code)
 		}
 		if tt.slackError == "" && len(f.fake.Requests()) != 0 {
@@ -487,7 +487,7 @@ func TestPlugin_UpdateAndDeleteMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		te := f.toolError(t, tt.tool, tt.input)
-		if te.Code != tt.code || (tt.slackError != "" && details(t, te)["slack_error"] != tt.slackError) {
+		if string(te.Code) != tt.code || (tt.slackError != "" && details(t, te)["slack_error"] != tt.slackError) {
 			t.Errorf("%s(%s) = %s %s, want %s %s", tt.tool, tt.input, te.Code, te.Details, tt.code, tt.slackError)
 		}
 	}
@@ -551,7 +551,7 @@ func TestPlugin_Reactions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		te := f.toolError(t, tt.tool, tt.input)
-		if te.Code != tt.code || details(t, te)["slack_error"] != tt.slackError {
+		if string(te.Code) != tt.code || details(t, te)["slack_error"] != tt.slackError {
 			t.Errorf("%s(%s) = %s %s, want %s %s", tt.tool, tt.input, te.Code, te.Details, tt.code, tt.slackError)
 		}
 	}

@@ -2,7 +2,6 @@ package credential
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,11 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-)
 
-// ErrNotConnected is returned (wrapped) by a Source when the user has no
-// credential for the integration.
-var ErrNotConnected = errors.New("not connected")
+	"github.com/workbench-dev/workbench/failure"
+)
 
 // Credential is one user's secret material for one integration. Only the part
 // that matches the integration's Scheme mode is used.
@@ -81,7 +78,9 @@ func (c *Credential) clone() *Credential {
 // store implements it; Memory is an in-memory implementation.
 type Source interface {
 	// Credential returns the user's credential, or an error wrapping
-	// ErrNotConnected when the user has none.
+	// failure.ErrNotConnected when the user has none. Any other error
+	// means the credential could not be read (the store failed), which the
+	// runtime reports as UNAVAILABLE, not as a missing connection.
 	Credential(ctx context.Context, userID, integration string) (*Credential, error)
 }
 
@@ -123,7 +122,7 @@ func (s *Memory) Delete(userID, integration string) {
 }
 
 // Credential returns a copy of the stored credential, or an error wrapping
-// ErrNotConnected.
+// failure.ErrNotConnected.
 func (s *Memory) Credential(ctx context.Context, userID, integration string) (*Credential, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -132,7 +131,7 @@ func (s *Memory) Credential(ctx context.Context, userID, integration string) (*C
 	c, ok := s.creds[memoryKey{userID, integration}]
 	s.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("credential: user %q has no %q connection: %w", userID, integration, ErrNotConnected)
+		return nil, fmt.Errorf("credential: user %q has no %q connection: %w", userID, integration, failure.ErrNotConnected)
 	}
 	return c.clone(), nil
 }

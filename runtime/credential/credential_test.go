@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 const (
@@ -111,8 +113,8 @@ func TestMemory_Credential(t *testing.T) {
 	m := NewMemory()
 	ctx := context.Background()
 
-	if _, err := m.Credential(ctx, "u1", "github"); !errors.Is(err, ErrNotConnected) {
-		t.Fatalf("empty store: err = %v, want ErrNotConnected", err)
+	if _, err := m.Credential(ctx, "u1", "github"); !errors.Is(err, failure.ErrNotConnected) {
+		t.Fatalf("empty store: err = %v, want failure.ErrNotConnected", err)
 	}
 
 	orig := secretCredential()
@@ -150,18 +152,18 @@ func TestMemory_Credential(t *testing.T) {
 		if tt.connected != (err == nil) {
 			t.Errorf("Credential(%q, %q) err = %v, connected want %v", tt.user, tt.integration, err, tt.connected)
 		}
-		if err != nil && !errors.Is(err, ErrNotConnected) {
-			t.Errorf("Credential(%q, %q) err = %v, want ErrNotConnected", tt.user, tt.integration, err)
+		if err != nil && !errors.Is(err, failure.ErrNotConnected) {
+			t.Errorf("Credential(%q, %q) err = %v, want failure.ErrNotConnected", tt.user, tt.integration, err)
 		}
 	}
 
 	m.Delete("u1", "github")
-	if _, err := m.Credential(ctx, "u1", "github"); !errors.Is(err, ErrNotConnected) {
+	if _, err := m.Credential(ctx, "u1", "github"); !errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("after Delete: err = %v", err)
 	}
 	m.Set("u1", "github", secretCredential())
 	m.Set("u1", "github", nil)
-	if _, err := m.Credential(ctx, "u1", "github"); !errors.Is(err, ErrNotConnected) {
+	if _, err := m.Credential(ctx, "u1", "github"); !errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("after Set(nil): err = %v", err)
 	}
 
@@ -189,7 +191,7 @@ func TestMemory_Concurrent(t *testing.T) {
 				case 1:
 					if c, err := m.Credential(ctx, user, "github"); err == nil {
 						c.Fields["n"] = "w" // must not race with other readers
-					} else if !errors.Is(err, ErrNotConnected) {
+					} else if !errors.Is(err, failure.ErrNotConnected) {
 						t.Error(err)
 					}
 				case 2:

@@ -9,7 +9,8 @@
 // domain matches the request host. Plugins never see a Credential; printing or
 // logging one shows only a redacted summary.
 //
-// The package imports only the standard library. It does not store, refresh or
-// encrypt credentials (the server's store does) and it does not decide where a
-// request may go (runtime/egress does).
+// The package imports only the standard library and the failure package (for
+// ErrNotConnected). It does not store, refresh or encrypt credentials (the
+// server's store does) and it does not decide where a request may go
+// (runtime/egress does).
 package credential

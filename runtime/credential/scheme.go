@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
@@ -207,7 +208,7 @@ func removeQueryParam(raw, name string) string {
 
 // Apply strips the request (see Strip) and attaches c according to the
 // scheme. Errors name the missing field or the problem, never a secret; a
-// missing or incomplete credential wraps ErrNotConnected.
+// missing or incomplete credential wraps failure.ErrNotConnected.
 func (s Scheme) Apply(req *http.Request, c *Credential) error {
 	s.Strip(req)
 	if s.Mode == ModeNone {
@@ -217,12 +218,12 @@ func (s Scheme) Apply(req *http.Request, c *Credential) error {
 		return err
 	}
 	if c == nil {
-		return fmt.Errorf("credential: no %s credential: %w", s.Mode, ErrNotConnected)
+		return fmt.Errorf("credential: no %s credential: %w", s.Mode, failure.ErrNotConnected)
 	}
 	switch s.Mode {
 	case ModeOAuth2:
 		if c.AccessToken == "" {
-			return fmt.Errorf("credential: oauth2 credential has no access token: %w", ErrNotConnected)
+			return fmt.Errorf("credential: oauth2 credential has no access token: %w", failure.ErrNotConnected)
 		}
 		if !httpguts.ValidHeaderFieldValue(c.AccessToken) {
 			return errors.New("credential: oauth2 access token contains characters not allowed in a header")
@@ -240,7 +241,7 @@ func (p Placement) attach(req *http.Request, fields map[string]string) error {
 	fill := func(what, tmpl string) (string, error) {
 		v, err := fillTemplate(tmpl, fields)
 		if err != nil {
-			return "", fmt.Errorf("credential: apikey %s: %w: %w", what, err, ErrNotConnected)
+			return "", fmt.Errorf("credential: apikey %s: %w: %w", what, err, failure.ErrNotConnected)
 		}
 		return v, nil
 	}

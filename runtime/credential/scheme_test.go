@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 func newRequest(t *testing.T, rawURL string, header http.Header) *http.Request {
@@ -305,8 +307,8 @@ func TestScheme_Apply_errors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Apply() = %v, want error containing %q", err, tt.wantErr)
 			}
-			if errors.Is(err, ErrNotConnected) != tt.notConnected {
-				t.Fatalf("errors.Is(err, ErrNotConnected) = %v, want %v", !tt.notConnected, tt.notConnected)
+			if errors.Is(err, failure.ErrNotConnected) != tt.notConnected {
+				t.Fatalf("errors.Is(err, failure.ErrNotConnected) = %v, want %v", !tt.notConnected, tt.notConnected)
 			}
 			assertNoSecret(t, err.Error())
 			if req.Header.Get("Authorization") == "Bearer plugin" {

@@ -3,6 +3,8 @@ package egress
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // blockedRange is one address range no plugin may reach, with the word used
@@ -62,7 +64,7 @@ var embedding = []struct {
 // plugin may reach.
 func CheckAddr(a netip.Addr) error {
 	if reason := refusal(a); reason != "" {
-		return newError(CodeDenied, "refused "+reason, nil)
+		return newError(failure.EgressDenied, "refused "+reason, nil)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 func TestCheckAddr(t *testing.T) {
@@ -75,7 +77,7 @@ func TestCheckAddr(t *testing.T) {
 				t.Fatalf("CheckAddr(%s) = %v, want error containing %q", tt.addr, err, tt.want)
 			}
 			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeDenied || !errors.Is(err, ErrDenied) {
+			if !errors.As(err, &e) || e.Code != failure.EgressDenied || !errors.Is(err, ErrDenied) {
 				t.Fatalf("CheckAddr(%s) error is not an EGRESS_DENIED *Error: %#v", tt.addr, err)
 			}
 		})
@@ -91,20 +93,20 @@ func TestError_Is(t *testing.T) {
 		err        *Error
 		wantDenied bool
 	}{
-		{newError(CodeDenied, "x", nil), true},
-		{newError(CodeTimeout, "x", cause), false},
-		{newError(CodeInvalidRequest, "x", nil), false},
+		{newError(failure.EgressDenied, "x", nil), true},
+		{newError(failure.UpstreamTimeout, "x", cause), false},
+		{newError(failure.InvalidRequest, "x", nil), false},
 	}
 	for _, tt := range tests {
 		wrapped := errors.Join(errors.New("outer"), tt.err)
 		if errors.Is(wrapped, ErrDenied) != tt.wantDenied {
 			t.Errorf("errors.Is(%v, ErrDenied) = %v", tt.err, !tt.wantDenied)
 		}
-		if tt.err.Error() != tt.err.Code+": x" {
+		if tt.err.Error() != string(tt.err.Code)+": x" {
 			t.Errorf("Error() = %q", tt.err.Error())
 		}
 	}
-	if !errors.Is(newError(CodeTimeout, "x", cause), cause) {
+	if !errors.Is(newError(failure.UpstreamTimeout, "x", cause), cause) {
 		t.Error("Unwrap does not reach the cause")
 	}
 }

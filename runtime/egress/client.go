@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // Resolver looks up a host's addresses; *net.Resolver implements it.
@@ -106,15 +108,15 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 	switch network {
 	case "tcp", "tcp4", "tcp6":
 	default:
-		return nil, newError(CodeInvalidRequest, fmt.Sprintf("network %q is not allowed", network), nil)
+		return nil, newError(failure.InvalidRequest, fmt.Sprintf("network %q is not allowed", network), nil)
 	}
 	host, portText, err := net.SplitHostPort(address)
 	if err != nil {
-		return nil, newError(CodeInvalidRequest, fmt.Sprintf("invalid address %q", address), nil)
+		return nil, newError(failure.InvalidRequest, fmt.Sprintf("invalid address %q", address), nil)
 	}
 	port, err := strconv.ParseUint(portText, 10, 16)
 	if err != nil || port == 0 {
-		return nil, newError(CodeInvalidRequest, fmt.Sprintf("invalid port in %q", address), nil)
+		return nil, newError(failure.InvalidRequest, fmt.Sprintf("invalid port in %q", address), nil)
 	}
 	addrs, literal, err := c.resolve(ctx, host)
 	if err != nil {
@@ -137,11 +139,11 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 	if len(permitted) == 0 {
 		switch {
 		case reason == "":
-			return nil, newError(CodeUnreachable, fmt.Sprintf("%s has no addresses", host), nil)
+			return nil, newError(failure.UpstreamUnreachable, fmt.Sprintf("%s has no addresses", host), nil)
 		case literal:
-			return nil, newError(CodeDenied, "refused "+reason, nil)
+			return nil, newError(failure.EgressDenied, "refused "+reason, nil)
 		default:
-			return nil, newError(CodeDenied, fmt.Sprintf("%s resolves to %s", host, reason), nil)
+			return nil, newError(failure.EgressDenied, fmt.Sprintf("%s resolves to %s", host, reason), nil)
 		}
 	}
 	var lastErr error
@@ -169,9 +171,9 @@ func (c *Client) resolve(ctx context.Context, host string) (addrs []netip.Addr, 
 	addrs, err = c.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, newError(CodeTimeout, fmt.Sprintf("resolving %s timed out", host), ctx.Err())
+			return nil, false, newError(failure.UpstreamTimeout, fmt.Sprintf("resolving %s timed out", host), ctx.Err())
 		}
-		return nil, false, newError(CodeUnreachable, fmt.Sprintf("cannot resolve %s", host), nil)
+		return nil, false, newError(failure.UpstreamUnreachable, fmt.Sprintf("cannot resolve %s", host), nil)
 	}
 	return addrs, false, nil
 }

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 func TestClient_Do_addressRule(t *testing.T) {
@@ -46,7 +48,7 @@ func TestClient_Do_addressRule(t *testing.T) {
 			u, _ := url.Parse(tt.url)
 			p := Policy{Allow: []Destination{mustDest(t, u.Scheme+"://"+u.Host)}}
 			_, err := c.Do(context.Background(), p, Request{URL: tt.url}, testInjector{}, Limits{})
-			e := wantCode(t, err, CodeDenied)
+			e := wantCode(t, err, failure.EgressDenied)
 			if !strings.Contains(e.Message, tt.reason) {
 				t.Fatalf("message %q, want it to contain %q", e.Message, tt.reason)
 			}
@@ -84,7 +86,7 @@ func TestClient_Do_allowAddrsIsExact(t *testing.T) {
 	other := netip.AddrPortFrom(srv.addr.Addr(), srv.addr.Port()+1) // same IP, another port
 	c, _, dials := newTestClient(t, Options{AllowAddrs: []netip.AddrPort{other}})
 	_, err := c.Do(context.Background(), Policy{Allow: []Destination{srv.dest(t, "api.test")}}, Request{URL: srv.url("api.test")}, nil, Limits{})
-	wantCode(t, err, CodeDenied)
+	wantCode(t, err, failure.EgressDenied)
 	if len(dials.attempts()) != 0 {
 		t.Fatalf("dialed %v", dials.attempts())
 	}
@@ -107,7 +109,7 @@ func TestClient_Do_policy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, res, dials := newTestClient(t, Options{AllowPrivate: true})
 			_, err := c.Do(context.Background(), allowed, Request{URL: tt.url}, testInjector{}, Limits{})
-			e := wantCode(t, err, CodeDenied)
+			e := wantCode(t, err, failure.EgressDenied)
 			if !strings.Contains(e.Message, tt.want) {
 				t.Fatalf("message %q does not name %q", e.Message, tt.want)
 			}
@@ -151,7 +153,7 @@ func TestClient_Do_invalidRequest(t *testing.T) {
 			c, res, dials := newTestClient(t, Options{AllowPrivate: true})
 			p := Policy{Allow: []Destination{mustDest(t, "api.test")}}
 			_, err := c.Do(context.Background(), p, tt.req, testInjector{}, Limits{})
-			e := wantCode(t, err, CodeInvalidRequest)
+			e := wantCode(t, err, failure.InvalidRequest)
 			if !strings.Contains(e.Message, tt.want) {
 				t.Fatalf("message %q, want it to contain %q", e.Message, tt.want)
 			}
@@ -184,7 +186,7 @@ func TestClient_Do_allowPrivate(t *testing.T) {
 			p := Policy{Allow: []Destination{mustDest(t, srv.URL)}}
 			resp, err := c.Do(context.Background(), p, Request{Method: "PATCH", URL: srv.URL + "/x?y=1#frag", Body: []byte("{}")}, nil, Limits{})
 			if !tt.ok {
-				wantCode(t, err, CodeDenied)
+				wantCode(t, err, failure.EgressDenied)
 				return
 			}
 			if err != nil {
@@ -251,7 +253,7 @@ func TestClient_Do_credential(t *testing.T) {
 	}
 
 	_, err := c.Do(context.Background(), p, Request{URL: srv.url("api.test")}, failingInjector{}, Limits{})
-	e := wantCode(t, err, CodeNotConnected)
+	e := wantCode(t, err, failure.NotConnected)
 	if !strings.Contains(e.Message, `no field "api_key"`) {
 		t.Fatalf("message = %q", e.Message)
 	}
@@ -416,7 +418,7 @@ func TestClient_Do_redirectDenied(t *testing.T) {
 				p.Allow = append(p.Allow, mustDest(t, s))
 			}
 			_, err := c.Do(context.Background(), p, Request{URL: a.url("api.test")}, testInjector{}, Limits{})
-			e := wantCode(t, err, CodeDenied)
+			e := wantCode(t, err, failure.EgressDenied)
 			if !strings.Contains(e.Message, tt.want) {
 				t.Fatalf("message %q, want %q", e.Message, tt.want)
 			}
@@ -545,7 +547,7 @@ func TestClient_Do_redirectLimit(t *testing.T) {
 			hits.Store(0)
 			c, _, _ := newTestClient(t, Options{MaxRedirects: tt.max, AllowAddrs: []netip.AddrPort{srv.addr}})
 			_, err := c.Do(context.Background(), Policy{Allow: []Destination{srv.dest(t, "api.test")}}, Request{URL: srv.url("api.test") + "/loop"}, nil, Limits{})
-			wantCode(t, err, CodeTooManyRedirects)
+			wantCode(t, err, failure.TooManyRedirects)
 			if hits.Load() != tt.wantHits {
 				t.Fatalf("hits = %d, want %d", hits.Load(), tt.wantHits)
 			}
@@ -586,7 +588,7 @@ func TestClient_Do_responseTooLarge(t *testing.T) {
 	c, _, _ := newTestClient(t, Options{AllowAddrs: []netip.AddrPort{streaming.addr}})
 	p := Policy{Allow: []Destination{streaming.dest(t, "api.test")}}
 	_, err := c.Do(context.Background(), p, Request{URL: streaming.url("api.test"), Timeout: 10 * time.Second}, nil, Limits{MaxResponseBytes: 1024})
-	wantCode(t, err, CodeTooLarge)
+	wantCode(t, err, failure.ResponseTooLarge)
 	select {
 	case n := <-written:
 		if n >= total {
@@ -622,7 +624,7 @@ func TestClient_Do_responseTooLarge(t *testing.T) {
 			c, _, _ := newTestClient(t, Options{AllowAddrs: []netip.AddrPort{srv.addr}})
 			resp, err := c.Do(context.Background(), Policy{Allow: []Destination{srv.dest(t, "api.test")}}, Request{URL: srv.url("api.test")}, nil, Limits{MaxResponseBytes: 1024})
 			if !tt.ok {
-				wantCode(t, err, CodeTooLarge)
+				wantCode(t, err, failure.ResponseTooLarge)
 				return
 			}
 			if err != nil || len(resp.Body) != tt.size {
@@ -663,7 +665,7 @@ func TestClient_Do_timeout(t *testing.T) {
 			c, _, _ := newTestClient(t, Options{AllowAddrs: []netip.AddrPort{srv.addr}})
 			start := time.Now()
 			_, err := c.Do(tt.ctx, p, tt.req, nil, Limits{})
-			wantCode(t, err, CodeTimeout)
+			wantCode(t, err, failure.UpstreamTimeout)
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err = %v, want it to wrap context.DeadlineExceeded", err)
 			}
@@ -689,7 +691,7 @@ func TestClient_Do_unreachable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := c.Do(context.Background(), p, Request{URL: tt.url}, testInjector{}, Limits{})
-			e := wantCode(t, err, CodeUnreachable)
+			e := wantCode(t, err, failure.UpstreamUnreachable)
 			if !strings.Contains(e.Message, tt.want) {
 				t.Fatalf("message = %q, want %q", e.Message, tt.want)
 			}
@@ -707,17 +709,17 @@ func TestClient_DialContext(t *testing.T) {
 	c, _, dials := newTestClient(t, Options{AllowAddrs: []netip.AddrPort{srv.addr}})
 	tests := []struct {
 		network, address string
-		code             string // "" means the dial succeeds
+		code             failure.Code // "" means the dial succeeds
 	}{
 		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()), ""},
 		{"tcp", srv.addr.String(), ""},
-		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()+1), CodeDenied},
-		{"tcp", "internal.test:443", CodeDenied},
-		{"tcp", "[::ffff:127.0.0.1]:80", CodeDenied},
-		{"udp", "api.test:53", CodeInvalidRequest},
-		{"tcp", "api.test", CodeInvalidRequest},
-		{"tcp", "api.test:0", CodeInvalidRequest},
-		{"tcp", "api.test:http", CodeInvalidRequest},
+		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()+1), failure.EgressDenied},
+		{"tcp", "internal.test:443", failure.EgressDenied},
+		{"tcp", "[::ffff:127.0.0.1]:80", failure.EgressDenied},
+		{"udp", "api.test:53", failure.InvalidRequest},
+		{"tcp", "api.test", failure.InvalidRequest},
+		{"tcp", "api.test:0", failure.InvalidRequest},
+		{"tcp", "api.test:http", failure.InvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.network+" "+tt.address, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 )
@@ -284,10 +285,10 @@ func TestDo_credentialCannotBeAttached(t *testing.T) {
 	_, err := c.Do(context.Background(), p, egress.Request{URL: up.at("api.test")},
 		s.Bind(&credential.Credential{Fields: map[string]string{"email": apiKey}}), egress.Limits{})
 	var e *egress.Error
-	if !errors.As(err, &e) || e.Code != egress.CodeNotConnected {
+	if !errors.As(err, &e) || e.Code != failure.NotConnected {
 		t.Fatalf("err = %v, want NOT_CONNECTED", err)
 	}
-	if !errors.Is(err, credential.ErrNotConnected) || !strings.Contains(e.Message, `"api_token"`) || strings.Contains(err.Error(), apiKey) {
+	if !errors.Is(err, failure.ErrNotConnected) || !strings.Contains(e.Message, `"api_token"`) || strings.Contains(err.Error(), apiKey) {
 		t.Fatalf("err = %v", err)
 	}
 	if len(up.requests()) != 0 {

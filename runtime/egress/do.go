@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // Request is one outbound HTTP request as a plugin describes it.
@@ -90,7 +92,7 @@ func (c *Client) Do(ctx context.Context, p Policy, r Request, inj Injector, lim 
 			inj.Strip(&http.Request{URL: u, Header: http.Header{}}) // keep credential parameters out of URLs the plugin sees
 		}
 		if !p.Allows(u) {
-			return nil, newError(CodeDenied, describe(u)+" is not an allowed destination", nil)
+			return nil, newError(failure.EgressDenied, describe(u)+" is not an allowed destination", nil)
 		}
 		resp, err := c.send(ctx, method, u, header, body, inj, origin)
 		if err != nil {
@@ -107,7 +109,7 @@ func (c *Client) Do(ctx context.Context, p Policy, r Request, inj Injector, lim 
 		_, _ = io.CopyN(io.Discard, resp.Body, redirectDrainBytes)
 		resp.Body.Close()
 		if redirects >= c.maxRedirects {
-			return nil, newError(CodeTooManyRedirects, fmt.Sprintf("stopped after %d redirects", c.maxRedirects), nil)
+			return nil, newError(failure.TooManyRedirects, fmt.Sprintf("stopped after %d redirects", c.maxRedirects), nil)
 		}
 		if resp.StatusCode != http.StatusTemporaryRedirect && resp.StatusCode != http.StatusPermanentRedirect {
 			if method != http.MethodHead {
@@ -131,7 +133,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, header htt
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), reader)
 	if err != nil {
-		return nil, newError(CodeInvalidRequest, "cannot build request for "+describe(u), nil)
+		return nil, newError(failure.InvalidRequest, "cannot build request for "+describe(u), nil)
 	}
 	req.Header = header.Clone()
 	if req.Header == nil {
@@ -140,7 +142,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, header htt
 	if t, _ := targetOf(u); t == origin {
 		if inj != nil {
 			if err := inj.Apply(req); err != nil {
-				return nil, newError(CodeNotConnected, "cannot attach credential: "+err.Error(), err)
+				return nil, newError(failure.NotConnected, "cannot attach credential: "+err.Error(), err)
 			}
 		}
 	} else {
@@ -161,7 +163,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, header htt
 // readResponse reads the final body through the cap.
 func (c *Client) readResponse(ctx context.Context, resp *http.Response, u *url.URL, maxBody int64) (*Response, error) {
 	defer resp.Body.Close()
-	tooLarge := newError(CodeTooLarge, fmt.Sprintf("response from %s exceeds %d bytes", describe(u), maxBody), nil)
+	tooLarge := newError(failure.ResponseTooLarge, fmt.Sprintf("response from %s exceeds %d bytes", describe(u), maxBody), nil)
 	if resp.ContentLength > maxBody {
 		return nil, tooLarge
 	}
@@ -194,10 +196,10 @@ func redirectTarget(resp *http.Response, u *url.URL) (*url.URL, error) {
 	}
 	next, err := u.Parse(loc)
 	if err != nil {
-		return nil, newError(CodeUnreachable, describe(u)+" sent an invalid redirect location", nil)
+		return nil, newError(failure.UpstreamUnreachable, describe(u)+" sent an invalid redirect location", nil)
 	}
 	if next.User != nil {
-		return nil, newError(CodeDenied, "redirect to "+describe(next)+" carries userinfo", nil)
+		return nil, newError(failure.EgressDenied, "redirect to "+describe(next)+" carries userinfo", nil)
 	}
 	next.Fragment, next.RawFragment = "", ""
 	return next, nil
@@ -216,13 +218,13 @@ func transportError(ctx context.Context, err error, u *url.URL) error {
 		cause = ue.Err
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return newError(CodeTimeout, fmt.Sprintf("request to %s did not finish in time", describe(u)), ctxErr)
+		return newError(failure.UpstreamTimeout, fmt.Sprintf("request to %s did not finish in time", describe(u)), ctxErr)
 	}
 	var ne net.Error
 	if errors.As(cause, &ne) && ne.Timeout() {
-		return newError(CodeTimeout, fmt.Sprintf("request to %s timed out", describe(u)), cause)
+		return newError(failure.UpstreamTimeout, fmt.Sprintf("request to %s timed out", describe(u)), cause)
 	}
-	return newError(CodeUnreachable, fmt.Sprintf("request to %s failed: %v", describe(u), cause), cause)
+	return newError(failure.UpstreamUnreachable, fmt.Sprintf("request to %s failed: %v", describe(u), cause), cause)
 }
 
 // describe names u's destination (scheme://host:port) without path or query.
@@ -247,7 +249,7 @@ func requestContext(ctx context.Context, timeout time.Duration) (context.Context
 // parsed URL and the header with canonical keys.
 func validateRequest(r Request) (string, *url.URL, http.Header, error) {
 	invalid := func(msg string) (string, *url.URL, http.Header, error) {
-		return "", nil, nil, newError(CodeInvalidRequest, msg, nil)
+		return "", nil, nil, newError(failure.InvalidRequest, msg, nil)
 	}
 	method := r.Method
 	if method == "" {

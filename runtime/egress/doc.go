@@ -11,6 +11,7 @@
 // credential-bearing headers are stripped on every other hop. Response size and
 // time are capped.
 //
-// The package imports only the standard library. It does not know where
-// credentials come from: callers pass an Injector.
+// The package imports only the standard library, golang.org/x/net/http/httpguts
+// (header validation) and the failure package (error codes). It does not know
+// where credentials come from: callers pass an Injector.
 package egress

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // fakeResolver maps test names to addresses and counts lookups.
@@ -126,7 +128,7 @@ func (s *testServer) dest(t *testing.T, name string) Destination {
 	return mustDest(t, s.url(name))
 }
 
-func wantCode(t *testing.T, err error, code string) *Error {
+func wantCode(t *testing.T, err error, code failure.Code) *Error {
 	t.Helper()
 	var e *Error
 	if !errors.As(err, &e) {
@@ -135,7 +137,7 @@ func wantCode(t *testing.T, err error, code string) *Error {
 	if e.Code != code {
 		t.Fatalf("code = %s (%s), want %s", e.Code, e.Message, code)
 	}
-	if (code == CodeDenied) != errors.Is(err, ErrDenied) {
+	if (code == failure.EgressDenied) != errors.Is(err, ErrDenied) {
 		t.Fatalf("errors.Is(err, ErrDenied) = %v for code %s", errors.Is(err, ErrDenied), code)
 	}
 	return e

@@ -68,6 +68,15 @@
     (call $output_set (i32.const 0) (call $itoa (memory.size) (i32.const 0)))
     (i32.const 0))
 
+  ;; grows memory until refused, then traps, as an allocator does when it
+  ;; cannot get more
+  (func $fixture_oom (param i32 i32) (result i32)
+    (block $refused
+      (loop $more
+        (br_if $refused (i32.eq (memory.grow (i32.const 16)) (i32.const -1)))
+        (br $more)))
+    (unreachable))
+
   (func $fixture_big (param i32 i32) (result i32)
     (call $output_set (i32.const 65536) (i32.const 4096))
     (i32.const 0))
@@ -244,6 +253,7 @@
   (export "fixture_loop" (func $fixture_loop))
   (export "fixture_trap" (func $fixture_trap))
   (export "fixture_grow" (func $fixture_grow))
+  (export "fixture_oom" (func $fixture_oom))
   (export "fixture_big" (func $fixture_big))
   (export "fixture_bad_json" (func $fixture_bad_json))
   (export "fixture_bad_status" (func $fixture_bad_status))

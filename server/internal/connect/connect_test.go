@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/connections"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -314,7 +314,7 @@ func TestProviders_Refresh(t *testing.T) {
 	f.fakes["basicly"].RevokeRefreshTokens()
 	f.clock.Advance(2 * time.Hour)
 	_, err = f.conns.Credential(ctx, f.alice.ID, "basicly")
-	if !errors.Is(err, credential.ErrNotConnected) {
+	if !errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("after revocation: %v", err)
 	}
 	st, err := f.conns.Status(ctx, f.alice.ID, "basicly", "oauth2")

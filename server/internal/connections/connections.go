@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -225,13 +226,13 @@ func (s *Service) open(c store.Connection) (*credential.Credential, string, erro
 
 // notConnected builds the error for a user without a usable credential.
 func notConnected(userID, integration, why string) error {
-	return fmt.Errorf("connections: user %q is not connected to %q: %s: %w", userID, integration, why, credential.ErrNotConnected)
+	return fmt.Errorf("connections: user %q is not connected to %q: %s: %w", userID, integration, why, failure.ErrNotConnected)
 }
 
 // Credential implements credential.Source: it returns the user's credential
 // for integration, renewing an OAuth token that expires within RefreshWindow.
 // A user without a usable credential gets an error wrapping
-// credential.ErrNotConnected.
+// failure.ErrNotConnected.
 func (s *Service) Credential(ctx context.Context, userID, integration string) (*credential.Credential, error) {
 	c, err := s.store.Connection(ctx, userID, integration)
 	if errors.Is(err, store.ErrNotFound) {

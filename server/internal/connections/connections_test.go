@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -123,18 +124,18 @@ func TestService_SaveCredential(t *testing.T) {
 			tt.check(t, got)
 			// Bob has no such connection.
 			_, err = f.svc.Credential(ctx, f.bob.ID, tt.integration)
-			if !errors.Is(err, credential.ErrNotConnected) {
+			if !errors.Is(err, failure.ErrNotConnected) {
 				t.Fatalf("bob: err = %v, want ErrNotConnected", err)
 			}
 		})
 	}
 
 	_, err := f.svc.Credential(ctx, f.alice.ID, "slack")
-	if !errors.Is(err, credential.ErrNotConnected) {
+	if !errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("missing connection: err = %v", err)
 	}
 	must(t, f.svc.Disconnect(ctx, f.alice.ID, "github"))
-	if _, err := f.svc.Credential(ctx, f.alice.ID, "github"); !errors.Is(err, credential.ErrNotConnected) {
+	if _, err := f.svc.Credential(ctx, f.alice.ID, "github"); !errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("after Disconnect: err = %v", err)
 	}
 	if err := f.svc.Disconnect(ctx, f.bob.ID, "newrelic"); !errors.Is(err, store.ErrNotFound) {
@@ -255,7 +256,7 @@ func TestService_Status(t *testing.T) {
 				return
 			}
 			_, err = f.svc.Credential(ctx, f.alice.ID, tt.integration)
-			if tt.connected != (err == nil) || err != nil && !errors.Is(err, credential.ErrNotConnected) {
+			if tt.connected != (err == nil) || err != nil && !errors.Is(err, failure.ErrNotConnected) {
 				t.Fatalf("Credential err = %v, want connected %v", err, tt.connected)
 			}
 			noSecret(t, err)
@@ -344,7 +345,7 @@ func TestService_Credential_refresh(t *testing.T) {
 	// After expiry a transient failure is an error, but not "not connected".
 	f.clock.Advance(time.Minute)
 	_, err = f.svc.Credential(ctx, f.alice.ID, "github")
-	if err == nil || errors.Is(err, credential.ErrNotConnected) {
+	if err == nil || errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("transient failure after expiry: err = %v", err)
 	}
 	if st, _ := f.svc.Status(ctx, f.alice.ID, "github", credential.ModeOAuth2); !st.Connected {
@@ -354,7 +355,7 @@ func TestService_Credential_refresh(t *testing.T) {
 	// The provider rejects the refresh: the user is not connected, with the reason.
 	r.err = fmt.Errorf("invalid_grant: the refresh token was revoked: %w", ErrRefreshRejected)
 	_, err = f.svc.Credential(ctx, f.alice.ID, "github")
-	if !errors.Is(err, credential.ErrNotConnected) || !strings.Contains(err.Error(), "invalid_grant") {
+	if !errors.Is(err, failure.ErrNotConnected) || !strings.Contains(err.Error(), "invalid_grant") {
 		t.Fatalf("rejected refresh: err = %v", err)
 	}
 	noSecret(t, err)
@@ -364,7 +365,7 @@ func TestService_Credential_refresh(t *testing.T) {
 	if st.Connected || !strings.Contains(st.Reason, "invalid_grant") {
 		t.Fatalf("Status after rejected refresh = %+v", st)
 	}
-	if _, err := f.svc.Credential(ctx, f.alice.ID, "github"); !errors.Is(err, credential.ErrNotConnected) || r.calls.Load() != calls {
+	if _, err := f.svc.Credential(ctx, f.alice.ID, "github"); !errors.Is(err, failure.ErrNotConnected) || r.calls.Load() != calls {
 		t.Fatalf("failed connection: err = %v, refresher calls %d -> %d", err, calls, r.calls.Load())
 	}
 	// Connecting again clears the failure.
@@ -386,7 +387,7 @@ func TestService_Credential_expiredWithoutRefresher(t *testing.T) {
 	}
 	f.clock.Advance(30 * time.Second)
 	_, err = f.svc.Credential(ctx, f.alice.ID, "github")
-	if !errors.Is(err, credential.ErrNotConnected) {
+	if !errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("expired without refresher: err = %v", err)
 	}
 	noSecret(t, err)
@@ -464,7 +465,7 @@ func TestService_Seal(t *testing.T) {
 		t.Fatalf("Seal = %+v", row)
 	}
 	// Nothing is stored until the caller stores the row.
-	if _, err := f.svc.Credential(ctx, f.alice.ID, "newrelic"); !errors.Is(err, credential.ErrNotConnected) {
+	if _, err := f.svc.Credential(ctx, f.alice.ID, "newrelic"); !errors.Is(err, failure.ErrNotConnected) {
 		t.Fatalf("Credential before storing: err = %v", err)
 	}
 	p, err := f.st.CreatePending(ctx, store.NewPending{UserID: f.alice.ID, Integration: "newrelic", Mode: "apikey", ExpiresAt: f.clock.Now().Add(time.Minute)})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/jots"
@@ -62,7 +63,7 @@ func TestManifest_Validate(t *testing.T) {
 
 func TestService_Call(t *testing.T) {
 	f := newFixture(t, nil)
-	wantErr := func(what string, te *runtime.ToolError, code string, mention ...string) {
+	wantErr := func(what string, te *runtime.ToolError, code failure.Code, mention ...string) {
 		t.Helper()
 		if te == nil || te.Code != code {
 			t.Fatalf("%s: error %v, want code %s", what, te, code)
@@ -76,15 +77,15 @@ func TestService_Call(t *testing.T) {
 	bad := []struct {
 		name    string
 		in      map[string]any
-		code    string
+		code    failure.Code
 		mention string
 	}{
-		{"upper-case name", map[string]any{"name": "Site", "access": "public"}, runtime.CodeInvalidArgs, "DNS label"},
-		{"password without password", map[string]any{"name": "s", "access": "password"}, runtime.CodeInvalidArgs, "needs a password"},
-		{"password on a public jot", map[string]any{"name": "s", "access": "public", "password": "x"}, runtime.CodeInvalidArgs, "only for access 'password'"},
-		{"cors on a password jot", map[string]any{"name": "s", "access": "password", "password": "x", "cors": true}, runtime.CodeInvalidArgs, "public jots"},
-		{"bad access", map[string]any{"name": "s", "access": "secret"}, runtime.CodeInvalidArgs, "'public' or 'password'"},
-		{"unknown argument", map[string]any{"name": "s", "access": "public", "ttl": 5}, runtime.CodeInvalidArgs, "ttl"},
+		{"upper-case name", map[string]any{"name": "Site", "access": "public"}, failure.InvalidArguments, "DNS label"},
+		{"password without password", map[string]any{"name": "s", "access": "password"}, failure.InvalidArguments, "needs a password"},
+		{"password on a public jot", map[string]any{"name": "s", "access": "public", "password": "x"}, failure.InvalidArguments, "only for access 'password'"},
+		{"cors on a password jot", map[string]any{"name": "s", "access": "password", "password": "x", "cors": true}, failure.InvalidArguments, "public jots"},
+		{"bad access", map[string]any{"name": "s", "access": "secret"}, failure.InvalidArguments, "'public' or 'password'"},
+		{"unknown argument", map[string]any{"name": "s", "access": "public", "ttl": 5}, failure.InvalidArguments, "ttl"},
 	}
 	for _, b := range bad {
 		_, te := f.call(f.alice, jots.ToolDeploy, b.in)
@@ -144,17 +145,17 @@ func TestService_Call(t *testing.T) {
 	badUpdates := []struct {
 		name    string
 		in      map[string]any
-		code    string
+		code    failure.Code
 		mention string
 	}{
-		{"nothing", map[string]any{"name": "report"}, runtime.CodeInvalidArgs, "nothing to update"},
-		{"traversal", map[string]any{"name": "report", "files": []any{map[string]any{"path": "../x", "content": "x"}}}, runtime.CodeInvalidArgs, "'..'"},
+		{"nothing", map[string]any{"name": "report"}, failure.InvalidArguments, "nothing to update"},
+		{"traversal", map[string]any{"name": "report", "files": []any{map[string]any{"path": "../x", "content": "x"}}}, failure.InvalidArguments, "'..'"},
 		{"case clash", map[string]any{"name": "report", "files": []any{map[string]any{"path": "INDEX.html", "content": "x"}}}, jots.CodePathConflict, "ignoring case"},
 		{"delete missing", map[string]any{"name": "report", "files": []any{map[string]any{"path": "new.txt", "content": "x"}}, "delete": []string{"nope.txt"}}, jots.CodeNotFound, "nope.txt"},
-		{"bad base64", map[string]any{"name": "report", "files": []any{map[string]any{"path": "b.bin", "content": "@@", "encoding": "base64"}}}, runtime.CodeInvalidArgs, "base64"},
+		{"bad base64", map[string]any{"name": "report", "files": []any{map[string]any{"path": "b.bin", "content": "@@", "encoding": "base64"}}}, failure.InvalidArguments, "base64"},
 		{"over the byte limit", map[string]any{"name": "report", "files": []any{map[string]any{"path": "big.txt", "content": strings.Repeat("x", 5<<20)}}}, jots.CodeLimitExceeded, "JOTS_MAX_BYTES"},
-		{"hostile tarball", map[string]any{"name": "report", "tarball": base64.StdEncoding.EncodeToString(f.build(entry{Name: "l", Typeflag: tar.TypeSymlink, Link: "/etc"}))}, runtime.CodeInvalidArgs, "symbolic link"},
-		{"password flip without password", map[string]any{"name": "report", "access": "password"}, runtime.CodeInvalidArgs, "needs a password"},
+		{"hostile tarball", map[string]any{"name": "report", "tarball": base64.StdEncoding.EncodeToString(f.build(entry{Name: "l", Typeflag: tar.TypeSymlink, Link: "/etc"}))}, failure.InvalidArguments, "symbolic link"},
+		{"password flip without password", map[string]any{"name": "report", "access": "password"}, failure.InvalidArguments, "needs a password"},
 		{"unknown jot", map[string]any{"name": "nothing-here", "cors": true}, jots.CodeNotFound, "jots_deploy_jot"},
 	}
 	for _, b := range badUpdates {
@@ -169,7 +170,7 @@ func TestService_Call(t *testing.T) {
 		t.Fatalf("flip to password = %v", upd)
 	}
 	_, te := f.call(f.alice, jots.ToolUpdate, map[string]any{"name": "report", "cors": true})
-	wantErr("cors on a password jot", te, runtime.CodeInvalidArgs, "public jots")
+	wantErr("cors on a password jot", te, failure.InvalidArguments, "public jots")
 	upd = f.mustCall(f.alice, jots.ToolUpdate, map[string]any{"name": "report", "access": "public", "cors": true})
 	if upd["access"] != "public" || upd["cors"] != true {
 		t.Fatalf("flip to public = %v", upd)
@@ -194,7 +195,7 @@ func TestService_Call(t *testing.T) {
 	// The name is free for anyone now.
 	f.mustCall(f.bob, jots.ToolDeploy, map[string]any{"name": "report", "access": "public"})
 	_, te = f.call(f.alice, "jots_unknown", nil)
-	wantErr("unknown tool", te, runtime.CodeUnknownTool)
+	wantErr("unknown tool", te, failure.UnknownTool)
 }
 
 func sha(s string) string {

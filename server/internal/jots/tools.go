@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
@@ -26,7 +27,7 @@ const (
 	CodeUnavailable   = "UNAVAILABLE"
 )
 
-func toolErr(code, format string, args ...any) *runtime.ToolError {
+func toolErr(code failure.Code, format string, args ...any) *runtime.ToolError {
 	return &runtime.ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -34,7 +35,7 @@ func toolErr(code, format string, args ...any) *runtime.ToolError {
 // *runtime.ToolError.
 func (s *Service) Call(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
 	if c.UserID == "" {
-		return nil, toolErr(runtime.CodeInvalidArgs, "the call has no user")
+		return nil, toolErr(failure.InvalidArguments, "the call has no user")
 	}
 	var out any
 	var err error
@@ -62,7 +63,7 @@ func (s *Service) Call(ctx context.Context, c runtime.Call) (json.RawMessage, er
 			out, err = s.delete(ctx, c.UserID, in.Name)
 		}
 	default:
-		return nil, toolErr(runtime.CodeUnknownTool, "jots has no tool %q", c.Tool)
+		return nil, toolErr(failure.UnknownTool, "jots has no tool %q", c.Tool)
 	}
 	if err != nil {
 		var te *runtime.ToolError
@@ -70,11 +71,11 @@ func (s *Service) Call(ctx context.Context, c runtime.Call) (json.RawMessage, er
 			return nil, te
 		}
 		s.logger.Error("jots tool failed", "tool", c.Tool, "user", c.UserID, "err", err)
-		return nil, toolErr(runtime.CodeToolError, "%s failed inside Workbench; try again", c.Tool)
+		return nil, toolErr(failure.ToolError, "%s failed inside Workbench; try again", c.Tool)
 	}
 	data, err := json.Marshal(out)
 	if err != nil {
-		return nil, toolErr(runtime.CodeToolError, "encoding the result: %v", err)
+		return nil, toolErr(failure.ToolError, "encoding the result: %v", err)
 	}
 	return data, nil
 }
@@ -86,7 +87,7 @@ func decode(input []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return toolErr(runtime.CodeInvalidArgs, "arguments: %v", err)
+		return toolErr(failure.InvalidArguments, "arguments: %v", err)
 	}
 	return nil
 }
@@ -180,7 +181,7 @@ func taken(name string) error {
 
 func checkName(name string) error {
 	if err := store.CheckJotName(name); err != nil {
-		return toolErr(runtime.CodeInvalidArgs, "name: %s", trimSentinel(err))
+		return toolErr(failure.InvalidArguments, "name: %s", trimSentinel(err))
 	}
 	return nil
 }
@@ -224,30 +225,30 @@ func (s *Service) settingsFor(ctx context.Context, cur store.JotSettings, access
 	switch next.Access {
 	case store.JotPublic:
 		if password != nil {
-			return next, toolErr(runtime.CodeInvalidArgs, "password is only for access 'password'; this jot would be public")
+			return next, toolErr(failure.InvalidArguments, "password is only for access 'password'; this jot would be public")
 		}
 		next.PasswordHash = ""
 	case store.JotPassword:
 		if next.CORS {
-			return next, toolErr(runtime.CodeInvalidArgs, "cors is accepted only for public jots; pass cors: false with access 'password'")
+			return next, toolErr(failure.InvalidArguments, "cors is accepted only for public jots; pass cors: false with access 'password'")
 		}
 		switch {
 		case password != nil:
 			h, err := s.passwords.Hash(ctx, *password)
 			switch {
 			case errors.Is(err, secrets.ErrBusy):
-				return next, toolErr(CodeUnavailable, "%v; try again in %v", err, secrets.BusyRetryAfter)
+				return next, toolErr(failure.Unavailable, "%v; try again in %v", err, secrets.BusyRetryAfter)
 			case errors.Is(err, secrets.ErrPassword):
-				return next, toolErr(runtime.CodeInvalidArgs, "password: %v", err)
+				return next, toolErr(failure.InvalidArguments, "password: %v", err)
 			case err != nil:
 				return next, err
 			}
 			next.PasswordHash = h
 		case fresh || cur.Access != store.JotPassword:
-			return next, toolErr(runtime.CodeInvalidArgs, "access 'password' needs a password")
+			return next, toolErr(failure.InvalidArguments, "access 'password' needs a password")
 		}
 	default:
-		return next, toolErr(runtime.CodeInvalidArgs, "access must be 'public' or 'password', got %q", next.Access)
+		return next, toolErr(failure.InvalidArguments, "access must be 'public' or 'password', got %q", next.Access)
 	}
 	return next, nil
 }
@@ -299,7 +300,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 	put := func(p string, data []byte, what string) error {
 		clean, err := tarball.CleanPath(p)
 		if err != nil {
-			return toolErr(runtime.CodeInvalidArgs, "%s: %s", what, trimTarball(err))
+			return toolErr(failure.InvalidArguments, "%s: %s", what, trimTarball(err))
 		}
 		if prev, dup := seen[store.JotPathKey(clean)]; dup {
 			return toolErr(CodePathConflict, "%s: %q is given twice (as %q too; paths are compared ignoring case)", what, clean, prev)
@@ -312,7 +313,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 		data := []byte(f.Content)
 		if f.Encoding == "base64" {
 			if data, err = base64.StdEncoding.DecodeString(f.Content); err != nil {
-				return nil, toolErr(runtime.CodeInvalidArgs, "files[%d].content is not valid base64: %v", i, err)
+				return nil, toolErr(failure.InvalidArguments, "files[%d].content is not valid base64: %v", i, err)
 			}
 		}
 		if err := put(f.Path, data, fmt.Sprintf("files[%d].path", i)); err != nil {
@@ -322,7 +323,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 	if in.Tarball != nil {
 		raw, err := base64.StdEncoding.DecodeString(*in.Tarball)
 		if err != nil {
-			return nil, toolErr(runtime.CodeInvalidArgs, "tarball is not valid base64: %v", err)
+			return nil, toolErr(failure.InvalidArguments, "tarball is not valid base64: %v", err)
 		}
 		files, err := tarball.Extract(bytes.NewReader(raw), s.limits.tarball())
 		if err != nil {
@@ -337,7 +338,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 	for i, d := range in.Delete {
 		clean, err := tarball.CleanPath(d)
 		if err != nil {
-			return nil, toolErr(runtime.CodeInvalidArgs, "delete[%d]: %s", i, trimTarball(err))
+			return nil, toolErr(failure.InvalidArguments, "delete[%d]: %s", i, trimTarball(err))
 		}
 		if _, dup := seen[store.JotPathKey(clean)]; dup {
 			return nil, toolErr(CodePathConflict, "delete[%d]: %q is also being put", i, clean)
@@ -352,7 +353,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 		patch.Settings = &settings
 	}
 	if len(patch.Put) == 0 && len(patch.Delete) == 0 && patch.Settings == nil {
-		return nil, toolErr(runtime.CodeInvalidArgs, "nothing to update: give files, tarball, delete, access, password or cors")
+		return nil, toolErr(failure.InvalidArguments, "nothing to update: give files, tarball, delete, access, password or cors")
 	}
 	j, err = s.store.PatchJot(ctx, userID, in.Name, patch)
 	s.cache.forget(in.Name)
@@ -385,7 +386,7 @@ func tarballToolErr(err error) error {
 	case errors.Is(err, tarball.ErrDuplicate):
 		return toolErr(CodePathConflict, "tarball: %v", err)
 	default:
-		return toolErr(runtime.CodeInvalidArgs, "tarball: %v", err)
+		return toolErr(failure.InvalidArguments, "tarball: %v", err)
 	}
 }
 

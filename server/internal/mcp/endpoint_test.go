@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/fiberfix"
@@ -68,7 +69,7 @@ func demoIntegrations(e *env) []*catalog.Integration {
 			e.blocked <- struct{}{}
 			<-ctx.Done()
 			e.canceled <- context.Cause(ctx)
-			return nil, &runtime.ToolError{Code: runtime.CodeCanceled, Message: "canceled"}
+			return nil, &runtime.ToolError{Code: failure.Canceled, Message: "canceled"}
 		},
 		"demo_progress": func(_ context.Context, c runtime.Call) (json.RawMessage, error) {
 			c.Progress(runtime.Progress{Done: 1, Total: 2, Message: "half"})
@@ -90,7 +91,7 @@ func demoIntegrations(e *env) []*catalog.Integration {
 				Params: json.RawMessage(`{"message":"Delete it?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}}}}`)}})
 			switch {
 			case errors.Is(err, runtime.ErrInputRequired):
-				return nil, &runtime.ToolError{Code: runtime.CodeInputRequired, Message: "input required"}
+				return nil, &runtime.ToolError{Code: failure.InputRequired, Message: "input required"}
 			case err != nil:
 				return nil, &runtime.ToolError{Code: "CLIENT_ERROR", Message: err.Error()}
 			}

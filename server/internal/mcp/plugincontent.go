@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
@@ -230,7 +231,7 @@ func (e *Endpoint) readPluginResource(ctx context.Context, req *sdk.ReadResource
 		} else if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the answers given so far are too large to carry to the next round: " + err.Error()}
 		}
-		if terr.Code == "NOT_FOUND" || terr.Code == runtime.CodeUnknownTool {
+		if terr.Code == "NOT_FOUND" || terr.Code == failure.UnknownTool {
 			return nil, sdk.ResourceNotFoundError(uri)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("reading %s failed with %s: %s", uri, terr.Code, terr.Message)}
@@ -297,7 +298,7 @@ func (e *Endpoint) getPluginPrompt(ctx context.Context, req *sdk.GetPromptReques
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the answers given so far are too large to carry to the next round: " + err.Error()}
 		}
 		code := int64(jsonrpc.CodeInternalError)
-		if terr.Code == runtime.CodeInvalidArgs {
+		if terr.Code == failure.InvalidArguments {
 			code = jsonrpc.CodeInvalidParams
 		}
 		return nil, &jsonrpc.Error{Code: code, Message: fmt.Sprintf("prompt %s failed with %s: %s", name, terr.Code, terr.Message)}
@@ -343,7 +344,7 @@ func (e *Endpoint) callExport(ctx context.Context, user, integration, export str
 	defer release()
 	in, ok := v.Integration(integration)
 	if !ok {
-		return nil, &runtime.ToolError{Code: runtime.CodeUnknownTool, Message: fmt.Sprintf("integration %s is no longer loaded", integration)}
+		return nil, &runtime.ToolError{Code: failure.UnknownTool, Message: fmt.Sprintf("integration %s is no longer loaded", integration)}
 	}
 	call := runtime.Call{Export: export, UserID: user, Input: input, Client: client}
 	out, err := in.Caller.Call(ctx, call)

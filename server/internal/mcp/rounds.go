@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
 )
@@ -116,8 +117,8 @@ func (c *roundClient) Ask(_ context.Context, reqs []runtime.InputRequest) (map[s
 // inputRequired returns the requests of an input-required result and its
 // sealed state, or ok false when the call did not end for want of answers.
 // code is the code the call failed with.
-func (c *roundClient) inputRequired(states *roundstate.Sealer, code string) (reqs sdk.InputRequestMap, state string, ok bool, err error) {
-	if c == nil || code != runtime.CodeInputRequired {
+func (c *roundClient) inputRequired(states *roundstate.Sealer, code failure.Code) (reqs sdk.InputRequestMap, state string, ok bool, err error) {
+	if c == nil || code != failure.InputRequired {
 		return nil, "", false, nil
 	}
 	c.mu.Lock()

@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
 )
@@ -54,7 +55,7 @@ func TestRoundClient_Ask(t *testing.T) {
 	if err != nil || string(res["name"]) != `{"action":"accept","content":{"name":"Ada"}}` {
 		t.Fatalf("answered: %s %v", res, err)
 	}
-	if _, _, ok, _ := rc.inputRequired(states, runtime.CodeInputRequired); ok {
+	if _, _, ok, _ := rc.inputRequired(states, failure.InputRequired); ok {
 		t.Fatal("nothing is missing yet")
 	}
 	_, err = rc.Ask(context.Background(), []runtime.InputRequest{
@@ -67,7 +68,7 @@ func TestRoundClient_Ask(t *testing.T) {
 	if _, _, ok, _ := rc.inputRequired(states, "TIMEOUT"); ok {
 		t.Fatal("a call that failed otherwise is no input-required result")
 	}
-	reqs, state, ok, err := rc.inputRequired(states, runtime.CodeInputRequired)
+	reqs, state, ok, err := rc.inputRequired(states, failure.InputRequired)
 	if !ok || err != nil || len(reqs) != 2 {
 		t.Fatalf("inputRequired = %v %v %v", reqs, ok, err)
 	}

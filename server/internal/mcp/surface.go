@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
@@ -125,10 +125,10 @@ func (e *Endpoint) directHandler(tool catalog.Tool) sdk.ToolHandler {
 		}
 		out, terr := e.tools.Call(ctx, p, slug, req.Params.Arguments, peer)
 		if terr != nil {
-			if reqs, state, ok, err := round.inputRequired(e.states, terr.Reason); ok {
+			if reqs, state, ok, err := round.inputRequired(e.states, failure.Code(terr.Reason)); ok {
 				return &sdk.CallToolResult{InputRequests: reqs, RequestState: state}, nil
 			} else if err != nil {
-				return errorResult(&metatools.Error{Code: metatools.CodeToolError, Reason: runtime.CodeInputRequired, Message: "the answers given so far are too large to carry to the next round: " + err.Error()}), nil
+				return errorResult(&metatools.Error{Code: metatools.CodeToolError, Reason: string(failure.InputRequired), Message: "the answers given so far are too large to carry to the next round: " + err.Error()}), nil
 			}
 			if missing := missingCapability(terr); missing != nil {
 				return nil, missing

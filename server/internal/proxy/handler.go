@@ -18,6 +18,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/manifest"
@@ -270,7 +271,7 @@ func tokenOf(authz string) (string, error) {
 
 // credentialError answers a failed credential lookup.
 func credentialError(integration string, err error) error {
-	if errors.Is(err, credential.ErrNotConnected) {
+	if errors.Is(err, failure.ErrNotConnected) {
 		return fail(http.StatusConflict, "NOT_CONNECTED", "you are no longer connected to %s; call connect('%s'), then curl_session again", integration, integration)
 	}
 	return fmt.Errorf("reading the credential for %s: %w", integration, err)
@@ -356,9 +357,9 @@ func (s *Service) upstreamError(ctx context.Context, cl *call, err error) error 
 	var ee *egress.Error
 	if errors.As(err, &ee) {
 		switch ee.Code {
-		case egress.CodeDenied:
+		case failure.EgressDenied:
 			return fail(http.StatusBadGateway, "EGRESS_DENIED", "the upstream address is refused: %s", ee.Message)
-		case egress.CodeTimeout:
+		case failure.UpstreamTimeout:
 			return fail(http.StatusGatewayTimeout, "UPSTREAM_TIMEOUT", "%s", ee.Message)
 		}
 		return fail(http.StatusBadGateway, "UPSTREAM_UNREACHABLE", "%s", ee.Message)

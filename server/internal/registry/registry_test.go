@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 )
 
@@ -317,7 +318,7 @@ func callEcho(s *Snapshot, slug string) error {
 
 func isClosed(err error) bool {
 	var te *runtime.ToolError
-	return errors.As(err, &te) && te.Code == runtime.CodeClosed
+	return errors.As(err, &te) && te.Code == failure.PluginClosed
 }
 
 func TestRegistry_Swap(t *testing.T) {
@@ -355,7 +356,7 @@ func TestRegistry_Swap(t *testing.T) {
 	release()
 	release() // idempotent
 	if err := callEcho(first, "sw_echo"); !isClosed(err) {
-		t.Errorf("old plugin after the last release: err = %v, want %s", err, runtime.CodeClosed)
+		t.Errorf("old plugin after the last release: err = %v, want %s", err, failure.PluginClosed)
 	}
 
 	// Without a lease, the old plugins close at once; the new ones stay open.
@@ -364,7 +365,7 @@ func TestRegistry_Swap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := callEcho(second, "sw_echo"); !isClosed(err) {
-		t.Errorf("unleased old plugin after swap: err = %v, want %s", err, runtime.CodeClosed)
+		t.Errorf("unleased old plugin after swap: err = %v, want %s", err, failure.PluginClosed)
 	}
 	if err := callEcho(reg.Current(), "sw_echo"); err != nil {
 		t.Errorf("current plugin: %v", err)
@@ -373,7 +374,7 @@ func TestRegistry_Swap(t *testing.T) {
 	// Close retires the current snapshot too.
 	reg.Close()
 	if err := callEcho(third, "sw_echo"); !isClosed(err) {
-		t.Errorf("plugin after registry Close: err = %v, want %s", err, runtime.CodeClosed)
+		t.Errorf("plugin after registry Close: err = %v, want %s", err, failure.PluginClosed)
 	}
 	if n := len(reg.Current().Tools()); n != 0 {
 		t.Errorf("closed registry lists %d tools", n)
@@ -387,7 +388,7 @@ func TestSnapshot_Close(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := callEcho(s, "dc_echo"); !isClosed(err) {
-		t.Errorf("plugin of a closed snapshot: err = %v, want %s", err, runtime.CodeClosed)
+		t.Errorf("plugin of a closed snapshot: err = %v, want %s", err, failure.PluginClosed)
 	}
 	if err := s.Close(); !errors.Is(err, ErrClaimed) {
 		t.Errorf("second Close: err = %v, want ErrClaimed", err)
@@ -462,7 +463,7 @@ func TestRegistry_SwapHammer(t *testing.T) {
 	}
 	for i, s := range snapshots[:swaps] {
 		if err := callEcho(s, "hm_echo"); !isClosed(err) {
-			t.Errorf("retired snapshot %d: err = %v, want %s", i, err, runtime.CodeClosed)
+			t.Errorf("retired snapshot %d: err = %v, want %s", i, err, failure.PluginClosed)
 		}
 	}
 	if err := callEcho(reg.Current(), "hm_echo"); err != nil {

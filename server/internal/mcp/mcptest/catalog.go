@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
@@ -41,7 +42,7 @@ func (f *Funcs) Call(ctx context.Context, c runtime.Call) (json.RawMessage, erro
 	f.calls[name]++
 	f.mu.Unlock()
 	if fn == nil {
-		return nil, &runtime.ToolError{Code: runtime.CodeUnknownTool, Message: "no tool " + name}
+		return nil, &runtime.ToolError{Code: failure.UnknownTool, Message: "no tool " + name}
 	}
 	return fn(ctx, c)
 }
@@ -62,7 +63,7 @@ func Echo(_ context.Context, c runtime.Call) (json.RawMessage, error) {
 }
 
 // Fail returns a tool error with code and message.
-func Fail(code, message string) ToolFunc {
+func Fail(code failure.Code, message string) ToolFunc {
 	return func(context.Context, runtime.Call) (json.RawMessage, error) {
 		return nil, &runtime.ToolError{Code: code, Message: message}
 	}

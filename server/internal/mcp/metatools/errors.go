@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 )
@@ -75,22 +76,22 @@ func fromToolError(err error, integration string) *Error {
 	}
 	e := &Error{Message: te.Message, Integration: integration, Details: te.Details}
 	switch te.Code {
-	case runtime.CodeNotConnected:
+	case failure.NotConnected:
 		nc := notConnected(integration)
 		nc.Details = te.Details
 		return nc
 	case CodeEgressDenied:
 		e.Code = CodeEgressDenied
-	case runtime.CodeInvalidArgs:
+	case failure.InvalidArguments:
 		e.Code = CodeInvalidArguments
-	case runtime.CodeUnknownTool:
+	case failure.UnknownTool:
 		e.Code = CodeUnknownTool
-	case runtime.CodeTimeout:
+	case failure.Timeout:
 		e.Code = CodeTimeout
 	case "UPSTREAM_TIMEOUT":
-		e.Code, e.Reason = CodeTimeout, te.Code
+		e.Code, e.Reason = CodeTimeout, string(te.Code)
 	default:
-		e.Code, e.Reason = CodeToolError, te.Code
+		e.Code, e.Reason = CodeToolError, string(te.Code)
 	}
 	return e
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
@@ -70,7 +71,7 @@ func (t *Tools) Execute(ctx context.Context, p Principal, in ExecuteInput, peer 
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				out.Results[i] = ExecutionResult{Index: i, Tool: e.Tool, Error: errorf(CodeToolError, "the request ended before this execution started")}
-				out.Results[i].Error.Reason = runtime.CodeCanceled
+				out.Results[i].Error.Reason = string(failure.Canceled)
 				tracker.finish(i, e.Tool, false)
 				return
 			}
@@ -137,7 +138,7 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 	hash := requestHash(e.Tool, args)
 	unlock, err := t.keys.lock(ctx, p.UserID, e.IdempotencyKey)
 	if err != nil {
-		return fail(&Error{Code: CodeToolError, Reason: runtime.CodeCanceled, Message: "the request ended while another call with the same idempotencyKey was running"})
+		return fail(&Error{Code: CodeToolError, Reason: string(failure.Canceled), Message: "the request ended while another call with the same idempotencyKey was running"})
 	}
 	defer unlock()
 	if r, ok := t.replay(ctx, p, e, hash); ok {
@@ -182,7 +183,7 @@ func ran(r ExecutionResult) bool {
 	case CodeNotConnected, CodeUnknownTool:
 		return false
 	case CodeToolError:
-		return r.Error.Reason != "CONNECTION_CHECK" && r.Error.Reason != runtime.CodeCanceled
+		return r.Error.Reason != "CONNECTION_CHECK" && r.Error.Reason != string(failure.Canceled)
 	}
 	return true
 }

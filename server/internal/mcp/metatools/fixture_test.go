@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
@@ -36,7 +37,7 @@ func newFixture(t testing.TB, opts metatools.Options) *fixture {
 		"github_get_repo": func(_ context.Context, c runtime.Call) (json.RawMessage, error) {
 			var in struct{ Owner, Repo string }
 			if err := json.Unmarshal(c.Input, &in); err != nil {
-				return nil, &runtime.ToolError{Code: runtime.CodeInvalidArgs, Message: err.Error()}
+				return nil, &runtime.ToolError{Code: failure.InvalidArguments, Message: err.Error()}
 			}
 			return json.Marshal(map[string]any{"full_name": in.Owner + "/" + in.Repo, "user": c.UserID})
 		},
@@ -45,12 +46,12 @@ func newFixture(t testing.TB, opts metatools.Options) *fixture {
 		},
 		"github_missing":    mcptest.Fail("NOT_FOUND", "repository octo/nope not found"),
 		"github_egress":     mcptest.Fail("EGRESS_DENIED", "evil.example is not an allowed host"),
-		"github_deadline":   mcptest.Fail(runtime.CodeTimeout, "the call did not finish before its deadline"),
+		"github_deadline":   mcptest.Fail(failure.Timeout, "the call did not finish before its deadline"),
 		"github_upstream":   mcptest.Fail("UPSTREAM_TIMEOUT", "api.github.com did not answer in time"),
-		"github_trap":       mcptest.Fail(runtime.CodeTrap, "the plugin trapped: unreachable"),
-		"github_no_token":   mcptest.Fail(runtime.CodeNotConnected, "you are not connected to github"),
-		"github_bad_args":   mcptest.Fail(runtime.CodeInvalidArgs, "repo must not be empty"),
-		"github_vanished":   mcptest.Fail(runtime.CodeUnknownTool, "github has no tool github_vanished"),
+		"github_trap":       mcptest.Fail(failure.Trap, "the plugin trapped: unreachable"),
+		"github_no_token":   mcptest.Fail(failure.NotConnected, "you are not connected to github"),
+		"github_bad_args":   mcptest.Fail(failure.InvalidArguments, "repo must not be empty"),
+		"github_vanished":   mcptest.Fail(failure.UnknownTool, "github has no tool github_vanished"),
 		"github_slow":       f.slow,
 		"github_progress":   progressTool,
 		"github_list_pulls": mcptest.Echo,
@@ -112,7 +113,7 @@ func (f *fixture) slow(ctx context.Context, _ runtime.Call) (json.RawMessage, er
 	case <-time.After(30 * time.Millisecond):
 		return json.RawMessage(`{"slept":true}`), nil
 	case <-ctx.Done():
-		return nil, &runtime.ToolError{Code: runtime.CodeCanceled, Message: "the call was canceled"}
+		return nil, &runtime.ToolError{Code: failure.Canceled, Message: "the call was canceled"}
 	}
 }
 

@@ -120,7 +120,7 @@ func (t *Tools) Invoke(ctx context.Context, p Principal, name string, args json.
 		return Result{}, fmt.Errorf("metatools: no meta-tool %q", name)
 	}
 	if problems := s.Check(args); problems != nil {
-		return failure(&Error{
+		return failed(&Error{
 			Code:     CodeInvalidArguments,
 			Message:  fmt.Sprintf("the arguments of %s do not match its input schema", name),
 			Problems: problems,
@@ -153,10 +153,10 @@ func (t *Tools) Invoke(ctx context.Context, p Principal, name string, args json.
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			return failure(e), nil
+			return failed(e), nil
 		}
 		t.logger.Error("meta-tool failed", "tool", name, "user", p.UserID, "err", err)
-		return failure(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: name + " failed inside Workbench; try again later"}), nil
+		return failed(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: name + " failed inside Workbench; try again later"}), nil
 	}
 	return structured(out, false), nil
 }
@@ -181,13 +181,13 @@ func decodeAnd[In any](args json.RawMessage, fn func(In) (any, error)) (any, err
 func structured(v any, isError bool) Result {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return failure(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: "the result could not be encoded: " + err.Error()})
+		return failed(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: "the result could not be encoded: " + err.Error()})
 	}
 	return Result{JSON: b, IsError: isError, Structured: true}
 }
 
-// failure is the {"error": ...} result of a failed call.
-func failure(e *Error) Result {
+// failed is the {"error": ...} result of a failed call.
+func failed(e *Error) Result {
 	b, _ := json.Marshal(struct {
 		Error *Error `json:"error"`
 	}{e})

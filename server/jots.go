@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	mcpcatalog "github.com/workbench-dev/workbench/server/internal/mcp/catalog"
@@ -45,7 +46,7 @@ var _ mcpcatalog.Caller = jotsCaller{}
 func (j jotsCaller) Call(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
 	st := j.s.state
 	if st == nil || st.jots == nil {
-		return nil, &runtime.ToolError{Code: jots.CodeUnavailable, Message: "jots are not available yet: the store is still opening; try again"}
+		return nil, &runtime.ToolError{Code: failure.Unavailable, Message: "jots are not available yet: the store is still opening; try again"}
 	}
 	return st.jots.Call(ctx, c)
 }

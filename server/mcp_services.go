@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
-	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 	"github.com/workbench-dev/workbench/server/internal/oauthserver"
@@ -62,24 +62,20 @@ var _ metatools.Connections = storeConnections{}
 func (c storeConnections) Connected(ctx context.Context, userID, integration string) (bool, error) {
 	in, ok := c.s.reg.Current().Integration(integration)
 	if !ok {
-		return false, fmt.Errorf("%q: %w", integration, metatools.ErrUnknownIntegration)
+		return false, fmt.Errorf("%q: %w", integration, failure.ErrUnknownIntegration)
 	}
 	state, err := c.s.state.connections.Status(ctx, userID, integration, in.Manifest().Auth.Mode)
 	return state.Connected, err
 }
 
 func (c storeConnections) Connect(ctx context.Context, userID, integration string) (string, string, error) {
-	url, id, err := c.s.state.connect.Connect(ctx, userID, integration)
-	if errors.Is(err, connect.ErrUnknownIntegration) || errors.Is(err, connect.ErrNotConfigured) {
-		return "", "", fmt.Errorf("%w: %w", metatools.ErrUnknownIntegration, err)
-	}
-	return url, id, err
+	return c.s.state.connect.Connect(ctx, userID, integration)
 }
 
 func (c storeConnections) Wait(ctx context.Context, userID, connectionID string, timeout time.Duration) (string, string, error) {
 	status, reason, err := c.s.state.connect.Wait(ctx, userID, connectionID, timeout)
-	if errors.Is(err, connect.ErrUnknownConnection) {
-		return "", "", fmt.Errorf("%w: %w", metatools.ErrUnknownConnection, err)
+	if errors.Is(err, failure.ErrUnknownConnection) {
+		return "", "", fmt.Errorf("%w: %w", failure.ErrUnknownConnection, err)
 	}
 	return string(status), reason, err
 }

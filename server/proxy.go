@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/server/internal/jots"
@@ -68,12 +69,12 @@ func (p proxySessions) Mint(ctx context.Context, userID string, integrations []s
 	}
 	m, err := st.proxy.Mint(ctx, userID, integrations)
 	switch {
-	case errors.Is(err, proxy.ErrUnknownIntegration):
-		return metatools.CurlSession{}, fmt.Errorf("%w: %w", metatools.ErrUnknownIntegration, err)
-	case errors.Is(err, proxy.ErrNoProxy):
-		return metatools.CurlSession{}, fmt.Errorf("%w: %w", metatools.ErrNoProxy, err)
-	case errors.Is(err, proxy.ErrNotConnected):
-		return metatools.CurlSession{}, fmt.Errorf("%w: %w", metatools.ErrNotConnected, err)
+	case errors.Is(err, failure.ErrUnknownIntegration):
+		return metatools.CurlSession{}, fmt.Errorf("%w: %w", failure.ErrUnknownIntegration, err)
+	case errors.Is(err, failure.ErrNoProxy):
+		return metatools.CurlSession{}, fmt.Errorf("%w: %w", failure.ErrNoProxy, err)
+	case errors.Is(err, failure.ErrNotConnected):
+		return metatools.CurlSession{}, fmt.Errorf("%w: %w", failure.ErrNotConnected, err)
 	case err != nil:
 		return metatools.CurlSession{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/connections"
@@ -99,7 +100,7 @@ func (s *Service) SubmitAPIKey(ctx context.Context, userID, id string, values ma
 	}
 	m, ok := s.catalog.Manifest(p.Integration)
 	if !ok || m.Auth.Mode != manifest.ModeAPIKey || m.Auth.APIKey == nil {
-		return store.PendingConnection{}, fmt.Errorf("connect: %w: %s is no longer loaded as an API-key integration", ErrUnknownIntegration, p.Integration)
+		return store.PendingConnection{}, fmt.Errorf("connect: %w: %s is no longer loaded as an API-key integration", failure.ErrUnknownIntegration, p.Integration)
 	}
 	fields, err := ValidateFields(m.Auth.APIKey.Fields, values)
 	if err != nil {

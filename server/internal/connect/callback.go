@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/connections"
@@ -69,7 +70,7 @@ func (s *Service) CompleteOAuth(ctx context.Context, userID, integration string,
 		if errors.As(err, &perr) {
 			return fail(ErrAuthorization, "the code exchange failed: "+perr.Error())
 		}
-		if errors.Is(err, ErrNotConfigured) || errors.Is(err, ErrUnknownIntegration) {
+		if errors.Is(err, failure.ErrNotConfigured) || errors.Is(err, failure.ErrUnknownIntegration) {
 			return fail(ErrAuthorization, err.Error())
 		}
 		_, ferr := fail(ErrAuthorization, "the provider's token endpoint could not be reached")

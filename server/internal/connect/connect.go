@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/connections"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -40,13 +41,6 @@ const CookieUnavailable = "cookie capture is not available on this server yet"
 // Errors. Each is wrapped with a message fit for the person or agent who
 // caused it; none carries a secret.
 var (
-	// ErrUnknownIntegration: no loaded integration has that name.
-	ErrUnknownIntegration = errors.New("unknown integration")
-	// ErrNotConfigured: the integration cannot be connected on this server
-	// (no OAuth client, a bad endpoint override).
-	ErrNotConfigured = errors.New("integration is not configured for connecting")
-	// ErrUnknownConnection: the user has no pending connection with that id.
-	ErrUnknownConnection = errors.New("unknown connection")
 	// ErrExpired: the handshake window ended before the handshake did.
 	ErrExpired = errors.New("pending connection expired")
 	// ErrNotPending: the handshake already ended.
@@ -157,7 +151,7 @@ func New(o Options) (*Service, error) {
 func (s *Service) Connect(ctx context.Context, userID, integration string) (string, string, error) {
 	m, ok := s.catalog.Manifest(integration)
 	if !ok {
-		return "", "", fmt.Errorf("connect: %w: %q is not loaded on this server", ErrUnknownIntegration, integration)
+		return "", "", fmt.Errorf("connect: %w: %q is not loaded on this server", failure.ErrUnknownIntegration, integration)
 	}
 	np := store.NewPending{UserID: userID, Integration: integration, Mode: m.Auth.Mode, ExpiresAt: s.now().Add(s.window)}
 	if m.Auth.Mode == manifest.ModeOAuth2 {
@@ -234,11 +228,11 @@ func (s *Service) AuthorizeURL(ctx context.Context, userID, id, state string) (s
 // overdue.
 func (s *Service) pending(ctx context.Context, userID, id string) (store.PendingConnection, error) {
 	if !looksLikePendingID(id) {
-		return store.PendingConnection{}, fmt.Errorf("connect: %w: %q is not a connection id", ErrUnknownConnection, clip(id))
+		return store.PendingConnection{}, fmt.Errorf("connect: %w: %q is not a connection id", failure.ErrUnknownConnection, clip(id))
 	}
 	p, err := s.store.Pending(ctx, userID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.PendingConnection{}, fmt.Errorf("connect: %w: you have no pending connection %q", ErrUnknownConnection, id)
+		return store.PendingConnection{}, fmt.Errorf("connect: %w: you have no pending connection %q", failure.ErrUnknownConnection, id)
 	}
 	if err != nil {
 		return store.PendingConnection{}, err

@@ -63,10 +63,10 @@ func TestService_Connect_errors(t *testing.T) {
 		want              error
 		wantText          string
 	}{
-		{"unknown integration", "nope", ErrUnknownIntegration, `"nope" is not loaded`},
-		{"no client id", "unset", ErrNotConfigured, "UNSET_CLIENT_ID and UNSET_CLIENT_SECRET"},
-		{"http override off loopback", "posty", ErrNotConfigured, "POSTY_OAUTH_TOKEN_URL"},
-		{"malformed override", "defaulted", ErrNotConfigured, "DEFAULTED_OAUTH_AUTHORIZE_URL"},
+		{"unknown integration", "nope", failure.ErrUnknownIntegration, `"nope" is not loaded`},
+		{"no client id", "unset", failure.ErrNotConfigured, "UNSET_CLIENT_ID and UNSET_CLIENT_SECRET"},
+		{"http override off loopback", "posty", failure.ErrNotConfigured, "POSTY_OAUTH_TOKEN_URL"},
+		{"malformed override", "defaulted", failure.ErrNotConfigured, "DEFAULTED_OAUTH_AUTHORIZE_URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,8 +263,8 @@ func TestService_AuthorizeURL(t *testing.T) {
 		name, user, id, state string
 		want                  error
 	}{
-		{"another user's handshake", f.bob.ID, id, state, ErrUnknownConnection},
-		{"malformed id", f.alice.ID, "pc_<script>", state, ErrUnknownConnection},
+		{"another user's handshake", f.bob.ID, id, state, failure.ErrUnknownConnection},
+		{"malformed id", f.alice.ID, "pc_<script>", state, failure.ErrUnknownConnection},
 		{"no state", f.alice.ID, id, "", ErrUnknownState},
 		{"apikey handshake", f.alice.ID, keyedID, state, ErrWrongMode},
 	}
@@ -357,7 +357,7 @@ func TestService_SubmitAPIKey(t *testing.T) {
 	}{
 		{"missing field", f.alice.ID, map[string]string{"site": "acme"}, ErrInvalidInput, "api_token"},
 		{"pattern mismatch", f.alice.ID, map[string]string{"site": "Acme Corp", "api_token": "t"}, ErrInvalidInput, "site"},
-		{"another user", f.bob.ID, map[string]string{"site": "acme", "api_token": "t"}, ErrUnknownConnection, ""},
+		{"another user", f.bob.ID, map[string]string{"site": "acme", "api_token": "t"}, failure.ErrUnknownConnection, ""},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -494,8 +494,8 @@ func TestService_Wait(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := f.svc.Wait(ctx, tt.user, tt.id, time.Second); !errors.Is(err, ErrUnknownConnection) {
-				t.Fatalf("err = %v, want ErrUnknownConnection", err)
+			if _, _, err := f.svc.Wait(ctx, tt.user, tt.id, time.Second); !errors.Is(err, failure.ErrUnknownConnection) {
+				t.Fatalf("err = %v, want failure.ErrUnknownConnection", err)
 			}
 		})
 	}
@@ -545,7 +545,7 @@ func TestService_Sweep(t *testing.T) {
 		t.Fatalf("second Sweep = %d, %d, %v; want 1 expired, 2 pruned", expired, pruned, err)
 	}
 	for _, id := range []string{overdue, done} {
-		if _, _, err := f.svc.Wait(ctx, f.alice.ID, id, 0); !errors.Is(err, ErrUnknownConnection) {
+		if _, _, err := f.svc.Wait(ctx, f.alice.ID, id, 0); !errors.Is(err, failure.ErrUnknownConnection) {
 			t.Fatalf("pruned %s: %v", id, err)
 		}
 	}

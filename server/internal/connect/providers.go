@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/connections"
 )
@@ -103,14 +104,14 @@ type provider struct {
 }
 
 // provider returns the OAuth configuration of an integration, or an error
-// wrapping ErrUnknownIntegration or ErrNotConfigured.
+// wrapping failure.ErrUnknownIntegration or failure.ErrNotConfigured.
 func (p *Providers) provider(integration string) (*provider, error) {
 	m, ok := p.catalog.Manifest(integration)
 	if !ok {
-		return nil, fmt.Errorf("connect: %w: %q is not loaded", ErrUnknownIntegration, integration)
+		return nil, fmt.Errorf("connect: %w: %q is not loaded", failure.ErrUnknownIntegration, integration)
 	}
 	if m.Auth.Mode != manifest.ModeOAuth2 || m.Auth.OAuth2 == nil {
-		return nil, fmt.Errorf("connect: %w: %s uses auth mode %q, not oauth2", ErrNotConfigured, integration, m.Auth.Mode)
+		return nil, fmt.Errorf("connect: %w: %s uses auth mode %q, not oauth2", failure.ErrNotConfigured, integration, m.Auth.Mode)
 	}
 	prefix := manifest.EnvPrefix(integration)
 	o := m.Auth.OAuth2
@@ -123,7 +124,7 @@ func (p *Providers) provider(integration string) (*provider, error) {
 	}
 	if pr.clientID == "" {
 		return nil, fmt.Errorf("connect: %w: %s has no OAuth client on this server; the operator sets %s_CLIENT_ID and %s_CLIENT_SECRET",
-			ErrNotConfigured, integration, prefix, prefix)
+			failure.ErrNotConfigured, integration, prefix, prefix)
 	}
 	var err error
 	if pr.authorizeURL, err = p.endpoint(prefix+"_OAUTH_AUTHORIZE_URL", o.AuthorizeURL); err != nil {
@@ -155,13 +156,13 @@ func (p *Providers) endpoint(env, declared string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.User != nil || u.Fragment != "" {
-		return nil, fmt.Errorf("connect: %w: %s: %q is not an absolute URL without credentials or fragment", ErrNotConfigured, source, raw)
+		return nil, fmt.Errorf("connect: %w: %s: %q is not an absolute URL without credentials or fragment", failure.ErrNotConfigured, source, raw)
 	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && source == env && p.allowPrivate && isLoopbackHost(u.Hostname()):
 	default:
-		return nil, fmt.Errorf("connect: %w: %s: %q must be https (http only for a loopback host with EGRESS_ALLOW_PRIVATE=1)", ErrNotConfigured, source, raw)
+		return nil, fmt.Errorf("connect: %w: %s: %q must be https (http only for a loopback host with EGRESS_ALLOW_PRIVATE=1)", failure.ErrNotConfigured, source, raw)
 	}
 	return u, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
@@ -154,7 +155,7 @@ func TestProviders_endpoint(t *testing.T) {
 				}})
 			u, err := p.endpoint("X_OAUTH_TOKEN_URL", tt.declared)
 			if tt.want == "" {
-				if !errors.Is(err, ErrNotConfigured) || !strings.Contains(err.Error(), "X_OAUTH_TOKEN_URL") {
+				if !errors.Is(err, failure.ErrNotConfigured) || !strings.Contains(err.Error(), "X_OAUTH_TOKEN_URL") {
 					t.Fatalf("endpoint = %v, %v; want an error naming the variable", u, err)
 				}
 				return
@@ -168,7 +169,7 @@ func TestProviders_endpoint(t *testing.T) {
 
 func TestProviders_provider_wrongMode(t *testing.T) {
 	p := NewProviders(ProviderOptions{Catalog: testCatalog(), Getenv: func(string) string { return "x" }})
-	if _, err := p.provider("keyed"); !errors.Is(err, ErrNotConfigured) {
+	if _, err := p.provider("keyed"); !errors.Is(err, failure.ErrNotConfigured) {
 		t.Fatalf("apikey integration as a provider: %v", err)
 	}
 	m := oauthManifest("refreshy", "post")

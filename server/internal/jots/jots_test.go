@@ -109,7 +109,7 @@ func TestService_Call(t *testing.T) {
 		jots.ToolDelete:    {"name": "report"},
 	} {
 		_, te := f.call(f.bob, tool, in)
-		wantErr("bob "+tool, te, jots.CodeNameTaken, `"report"`, "taken by another user")
+		wantErr("bob "+tool, te, failure.NameTaken, `"report"`, "taken by another user")
 	}
 	status, body := f.put(up, bytes.NewReader(f.build(entry{Name: "index.html", Body: "<h1>v1</h1>"}, entry{Name: "data/points.json", Body: `[1,2]`})))
 	if status != http.StatusOK || body["version"] != float64(1) || body["files"] != float64(2) || body["url"] != f.base+"/j/report/" {
@@ -150,13 +150,13 @@ func TestService_Call(t *testing.T) {
 	}{
 		{"nothing", map[string]any{"name": "report"}, failure.InvalidArguments, "nothing to update"},
 		{"traversal", map[string]any{"name": "report", "files": []any{map[string]any{"path": "../x", "content": "x"}}}, failure.InvalidArguments, "'..'"},
-		{"case clash", map[string]any{"name": "report", "files": []any{map[string]any{"path": "INDEX.html", "content": "x"}}}, jots.CodePathConflict, "ignoring case"},
-		{"delete missing", map[string]any{"name": "report", "files": []any{map[string]any{"path": "new.txt", "content": "x"}}, "delete": []string{"nope.txt"}}, jots.CodeNotFound, "nope.txt"},
+		{"case clash", map[string]any{"name": "report", "files": []any{map[string]any{"path": "INDEX.html", "content": "x"}}}, failure.PathConflict, "ignoring case"},
+		{"delete missing", map[string]any{"name": "report", "files": []any{map[string]any{"path": "new.txt", "content": "x"}}, "delete": []string{"nope.txt"}}, failure.NotFound, "nope.txt"},
 		{"bad base64", map[string]any{"name": "report", "files": []any{map[string]any{"path": "b.bin", "content": "@@", "encoding": "base64"}}}, failure.InvalidArguments, "base64"},
-		{"over the byte limit", map[string]any{"name": "report", "files": []any{map[string]any{"path": "big.txt", "content": strings.Repeat("x", 5<<20)}}}, jots.CodeLimitExceeded, "JOTS_MAX_BYTES"},
+		{"over the byte limit", map[string]any{"name": "report", "files": []any{map[string]any{"path": "big.txt", "content": strings.Repeat("x", 5<<20)}}}, failure.LimitExceeded, "JOTS_MAX_BYTES"},
 		{"hostile tarball", map[string]any{"name": "report", "tarball": base64.StdEncoding.EncodeToString(f.build(entry{Name: "l", Typeflag: tar.TypeSymlink, Link: "/etc"}))}, failure.InvalidArguments, "symbolic link"},
 		{"password flip without password", map[string]any{"name": "report", "access": "password"}, failure.InvalidArguments, "needs a password"},
-		{"unknown jot", map[string]any{"name": "nothing-here", "cors": true}, jots.CodeNotFound, "jots_deploy_jot"},
+		{"unknown jot", map[string]any{"name": "nothing-here", "cors": true}, failure.NotFound, "jots_deploy_jot"},
 	}
 	for _, b := range badUpdates {
 		_, te := f.call(f.alice, jots.ToolUpdate, b.in)
@@ -191,7 +191,7 @@ func TestService_Call(t *testing.T) {
 		t.Fatalf("deleted jot still served: %d", r.status)
 	}
 	_, te = f.call(f.alice, jots.ToolDelete, map[string]any{"name": "report"})
-	wantErr("delete twice", te, jots.CodeNotFound)
+	wantErr("delete twice", te, failure.NotFound)
 	// The name is free for anyone now.
 	f.mustCall(f.bob, jots.ToolDeploy, map[string]any{"name": "report", "access": "public"})
 	_, te = f.call(f.alice, "jots_unknown", nil)

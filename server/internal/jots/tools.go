@@ -17,16 +17,6 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
-// Tool error codes beyond the runtime's (they reach agents as TOOL_ERROR
-// with this reason).
-const (
-	CodeNameTaken     = "NAME_TAKEN"
-	CodeNotFound      = "NOT_FOUND"
-	CodeLimitExceeded = "LIMIT_EXCEEDED"
-	CodePathConflict  = "PATH_CONFLICT"
-	CodeUnavailable   = "UNAVAILABLE"
-)
-
 func toolErr(code failure.Code, format string, args ...any) *runtime.ToolError {
 	return &runtime.ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
@@ -137,7 +127,7 @@ func (s *Service) deploy(ctx context.Context, userID string, in deployInput) (*d
 	if _, err := s.store.CreateJotUpload(ctx, store.NewJotUpload{JotID: j.ID, UserID: userID, TokenHash: secrets.HashToken(token),
 		JotSettings: settings, ExpiresAt: expires}); err != nil {
 		if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
-			return nil, toolErr(CodeNotFound, "jot %q was deleted meanwhile; deploy again", in.Name)
+			return nil, toolErr(failure.NotFound, "jot %q was deleted meanwhile; deploy again", in.Name)
 		}
 		return nil, err
 	}
@@ -176,7 +166,7 @@ func (s *Service) claim(ctx context.Context, userID, name string, settings store
 }
 
 func taken(name string) error {
-	return toolErr(CodeNameTaken, "the jot name %q is taken by another user; jot names are global and belong to whoever claimed them first; choose another name", name)
+	return toolErr(failure.NameTaken, "the jot name %q is taken by another user; jot names are global and belong to whoever claimed them first; choose another name", name)
 }
 
 func checkName(name string) error {
@@ -204,7 +194,7 @@ func (s *Service) owned(ctx context.Context, userID, name string) (store.Jot, er
 	j, err := s.store.Jot(ctx, name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return store.Jot{}, toolErr(CodeNotFound, "you have no jot named %q; create it with %s", name, ToolDeploy)
+		return store.Jot{}, toolErr(failure.NotFound, "you have no jot named %q; create it with %s", name, ToolDeploy)
 	case err != nil:
 		return store.Jot{}, err
 	case j.UserID != userID:
@@ -303,7 +293,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 			return toolErr(failure.InvalidArguments, "%s: %s", what, trimTarball(err))
 		}
 		if prev, dup := seen[store.JotPathKey(clean)]; dup {
-			return toolErr(CodePathConflict, "%s: %q is given twice (as %q too; paths are compared ignoring case)", what, clean, prev)
+			return toolErr(failure.PathConflict, "%s: %q is given twice (as %q too; paths are compared ignoring case)", what, clean, prev)
 		}
 		seen[store.JotPathKey(clean)] = clean
 		patch.Put = append(patch.Put, store.JotContent{Path: clean, ContentType: ContentType(clean, data), Data: data})
@@ -341,7 +331,7 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 			return nil, toolErr(failure.InvalidArguments, "delete[%d]: %s", i, trimTarball(err))
 		}
 		if _, dup := seen[store.JotPathKey(clean)]; dup {
-			return nil, toolErr(CodePathConflict, "delete[%d]: %q is also being put", i, clean)
+			return nil, toolErr(failure.PathConflict, "delete[%d]: %q is also being put", i, clean)
 		}
 		patch.Delete = append(patch.Delete, clean)
 	}
@@ -359,11 +349,11 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 	s.cache.forget(in.Name)
 	switch {
 	case errors.Is(err, store.ErrJotLimit):
-		return nil, toolErr(CodeLimitExceeded, "jot %q would go over its limits (%s): %s", in.Name, s.limits.describe(), err)
+		return nil, toolErr(failure.LimitExceeded, "jot %q would go over its limits (%s): %s", in.Name, s.limits.describe(), err)
 	case errors.Is(err, store.ErrConflict):
-		return nil, toolErr(CodePathConflict, "a path equals an existing file's path ignoring case; delete the old file or use its exact path: %s", err)
+		return nil, toolErr(failure.PathConflict, "a path equals an existing file's path ignoring case; delete the old file or use its exact path: %s", err)
 	case errors.Is(err, store.ErrNotFound):
-		return nil, toolErr(CodeNotFound, "jot %q: %s (nothing was changed)", in.Name, err)
+		return nil, toolErr(failure.NotFound, "jot %q: %s (nothing was changed)", in.Name, err)
 	case err != nil:
 		return nil, err
 	}
@@ -382,9 +372,9 @@ func trimTarball(err error) string {
 func tarballToolErr(err error) error {
 	switch {
 	case errors.Is(err, tarball.ErrLimit):
-		return toolErr(CodeLimitExceeded, "tarball: %v", err)
+		return toolErr(failure.LimitExceeded, "tarball: %v", err)
 	case errors.Is(err, tarball.ErrDuplicate):
-		return toolErr(CodePathConflict, "tarball: %v", err)
+		return toolErr(failure.PathConflict, "tarball: %v", err)
 	default:
 		return toolErr(failure.InvalidArguments, "tarball: %v", err)
 	}
@@ -450,7 +440,7 @@ func (s *Service) delete(ctx context.Context, userID, name string) (*deleteOutpu
 	err := s.store.DeleteJot(ctx, userID, name)
 	s.cache.forget(name)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, toolErr(CodeNotFound, "you have no jot named %q", name)
+		return nil, toolErr(failure.NotFound, "you have no jot named %q", name)
 	}
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 )
 
@@ -65,7 +66,7 @@ func parseContentResult(out json.RawMessage) (*contentResult, bool, *metatools.E
 }
 
 func badOutput(format string, args ...any) *metatools.Error {
-	return &metatools.Error{Code: metatools.CodeToolError, Reason: "BAD_OUTPUT", Message: "the tool returned a malformed content result: " + fmt.Sprintf(format, args...)}
+	return &metatools.Error{Code: failure.ToolError, Reason: failure.BadOutput, Message: "the tool returned a malformed content result: " + fmt.Sprintf(format, args...)}
 }
 
 // wireBlock is a content block as a plugin writes it.

@@ -181,8 +181,16 @@ func New(opts Options) (*Endpoint, error) {
 	}
 	e.server = sdk.NewServer(&sdk.Implementation{Name: "workbench", Title: "Workbench", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions(opts.Surface),
-		Logger:       logger,
-		PageSize:     opts.PageSize,
+		// Every resource read answers for the calling user: the workbench://
+		// entries carry the user's connected flag and plugin resources run
+		// with the user's credential. Lists are the same for everyone.
+		SetCacheable: func(_ context.Context, req sdk.Request, c *sdk.Cacheable) {
+			if _, ok := req.(*sdk.ReadResourceRequest); ok {
+				c.CacheScope = "private"
+			}
+		},
+		Logger:   logger,
+		PageSize: opts.PageSize,
 		// Completion answers from the completions plugins declare; every
 		// resource served can be subscribed to (updates follow reloads).
 		CompletionHandler:  e.complete,

@@ -402,7 +402,16 @@ func TestEndpoint_ListChanged(t *testing.T) {
 			if !slices.Contains(after, "extra_ping") || slices.Contains(after, "github_list_pulls") || !slices.Contains(before, "github_list_pulls") {
 				t.Errorf("before %v, after %v", before, after)
 			}
-			// A refresh without a change sends nothing.
+			// One change may reach the client as several notifications (the
+			// SDK sends one per batch of additions and removals); let them
+			// settle, then a refresh without a change sends nothing.
+			for settled := false; !settled; {
+				select {
+				case <-changed:
+				case <-time.After(300 * time.Millisecond):
+					settled = true
+				}
+			}
 			e.ep.Refresh()
 			select {
 			case <-changed:
@@ -503,6 +512,24 @@ func TestEndpoint_Resources(t *testing.T) {
 	for _, uri := range []string{"workbench://tool/nope", "workbench://integration/nope", "workbench://other/x"} {
 		if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri}); !isRPCError(err, sdk.CodeResourceNotFound) {
 			t.Errorf("read %s: %v, want resource not found", uri, err)
+		}
+	}
+}
+
+// TestEndpoint_ResourcesArePrivate: every resource read answers for the
+// calling user (the workbench:// entries carry the user's connected flag,
+// plugin resources run with the user's credential), so no read may be
+// cached for other users.
+func TestEndpoint_ResourcesArePrivate(t *testing.T) {
+	e := start(t, mcp.Options{})
+	cs := connect(t, e.url, aliceToken, newEra, nil)
+	for _, uri := range []string{"workbench://integration/github", "workbench://tool/demo_echo"} {
+		res, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatalf("read %s: %v", uri, err)
+		}
+		if res.CacheScope != "private" {
+			t.Errorf("read %s: cacheScope %q, want private", uri, res.CacheScope)
 		}
 	}
 }

@@ -202,7 +202,7 @@ func TestServer_MCP(t *testing.T) {
 			}
 			for i, want := range wantErrors {
 				r := out.Results[2+i]
-				if r.OK || r.Error.Code != want.code || r.Error.Reason != want.reason || string(r.Error.Details) != want.detail {
+				if r.OK || string(r.Error.Code) != want.code || string(r.Error.Reason) != want.reason || string(r.Error.Details) != want.detail {
 					t.Errorf("execution %d (%s) = %+v, want %+v", 2+i, r.Tool, r.Error, want)
 				}
 			}

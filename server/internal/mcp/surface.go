@@ -128,7 +128,7 @@ func (e *Endpoint) directHandler(tool catalog.Tool) sdk.ToolHandler {
 			if reqs, state, ok, err := round.inputRequired(e.states, failure.Code(terr.Reason)); ok {
 				return &sdk.CallToolResult{InputRequests: reqs, RequestState: state}, nil
 			} else if err != nil {
-				return errorResult(&metatools.Error{Code: metatools.CodeToolError, Reason: string(failure.InputRequired), Message: "the answers given so far are too large to carry to the next round: " + err.Error()}), nil
+				return errorResult(&metatools.Error{Code: failure.ToolError, Reason: failure.InputRequired, Message: "the answers given so far are too large to carry to the next round: " + err.Error()}), nil
 			}
 			if missing := missingCapability(terr); missing != nil {
 				return nil, missing
@@ -170,13 +170,13 @@ func (e *Endpoint) directHandler(tool catalog.Tool) sdk.ToolHandler {
 // checkOutput checks a result against its tool's output schema.
 func checkOutput(out json.RawMessage, schema *argcheck.Schema) *metatools.Error {
 	if !isObject(out) {
-		return &metatools.Error{Code: metatools.CodeToolError, Reason: "BAD_OUTPUT", Message: "the tool returned a result that is not an object although it declares an output schema"}
+		return &metatools.Error{Code: failure.ToolError, Reason: failure.BadOutput, Message: "the tool returned a result that is not an object although it declares an output schema"}
 	}
 	if schema == nil {
 		return nil
 	}
 	if problems := schema.Check(out); problems != nil {
-		return &metatools.Error{Code: metatools.CodeToolError, Reason: "BAD_OUTPUT", Problems: problems,
+		return &metatools.Error{Code: failure.ToolError, Reason: failure.BadOutput, Problems: problems,
 			Message: "the tool returned a result that does not match its output schema"}
 	}
 	return nil

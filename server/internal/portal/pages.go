@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/connect"
@@ -111,11 +112,11 @@ func (p *Portal) disconnect(c *fiber.Ctx, r *request) error {
 func connectError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "connect: ")
 	switch {
-	case errors.Is(err, connect.ErrUnknownConnection):
+	case errors.Is(err, failure.ErrUnknownConnection):
 		return failPage(http.StatusNotFound, "No such connection request", "There is no such connection request for your account. Start again from your integrations.")
-	case errors.Is(err, connect.ErrUnknownIntegration):
+	case errors.Is(err, failure.ErrUnknownIntegration):
 		return failPage(http.StatusNotFound, "Unknown integration", msg)
-	case errors.Is(err, connect.ErrNotConfigured):
+	case errors.Is(err, failure.ErrNotConfigured):
 		return failPage(http.StatusConflict, "Not available", msg)
 	case errors.Is(err, connect.ErrExpired):
 		return failPage(http.StatusGone, "Request expired", msg)

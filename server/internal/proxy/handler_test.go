@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -512,13 +513,13 @@ func TestService_Mint(t *testing.T) {
 	if !errors.As(err, &me) || len(me.Problems) != 4 {
 		t.Fatalf("Mint = %v, want a MintError with 4 problems", err)
 	}
-	want := map[string]error{"hub": ErrNotConnected, "keyq": ErrNotConnected, "nope": ErrUnknownIntegration, "toolsonly": ErrNoProxy}
+	want := map[string]error{"hub": failure.ErrNotConnected, "keyq": failure.ErrNotConnected, "nope": failure.ErrUnknownIntegration, "toolsonly": failure.ErrNoProxy}
 	for _, p := range me.Problems {
 		if !errors.Is(p.Err, want[p.Integration]) || !strings.Contains(err.Error(), p.Integration) {
 			t.Errorf("problem %s: %v, want %v", p.Integration, p.Err, want[p.Integration])
 		}
 	}
-	if !errors.Is(err, ErrNoProxy) || !errors.Is(err, ErrUnknownIntegration) || !errors.Is(err, ErrNotConnected) {
+	if !errors.Is(err, failure.ErrNoProxy) || !errors.Is(err, failure.ErrUnknownIntegration) || !errors.Is(err, failure.ErrNotConnected) {
 		t.Errorf("errors.Is does not see every reason in %v", err)
 	}
 	if list, _ := f.st.CurlSessions(ctx, f.bob.ID); len(list) != 0 {

@@ -12,20 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/store"
-)
-
-// Sentinel errors of Mint, each wrapped with the integration it is about.
-var (
-	// ErrUnknownIntegration: no loaded integration has the name.
-	ErrUnknownIntegration = errors.New("unknown integration")
-	// ErrNoProxy: the integration declares no proxy block.
-	ErrNoProxy = errors.New("integration has no proxy")
-	// ErrNotConnected: the user has no usable credential for it.
-	ErrNotConnected = errors.New("not connected")
 )
 
 // Defaults of Options.
@@ -209,7 +200,7 @@ type Minted struct {
 // Problem is one integration that Mint refused, with why.
 type Problem struct {
 	Integration string
-	Err         error // wraps ErrUnknownIntegration, ErrNoProxy or ErrNotConnected
+	Err         error // wraps failure.ErrUnknownIntegration, failure.ErrNoProxy or failure.ErrNotConnected
 }
 
 // MintError lists every integration Mint refused; nothing was minted.
@@ -277,9 +268,9 @@ func (s *Service) mintable(ctx context.Context, userID, name string) error {
 	m, ok := s.opts.Catalog.Manifest(name)
 	switch {
 	case !ok:
-		return &Problem{Integration: name, Err: fmt.Errorf("%w: no integration is named %q", ErrUnknownIntegration, truncate(name, 64))}
+		return &Problem{Integration: name, Err: fmt.Errorf("%w: no integration is named %q", failure.ErrUnknownIntegration, truncate(name, 64))}
 	case m.Proxy == nil:
-		return &Problem{Integration: name, Err: fmt.Errorf("%w: %s declares no proxy base URL", ErrNoProxy, name)}
+		return &Problem{Integration: name, Err: fmt.Errorf("%w: %s declares no proxy base URL", failure.ErrNoProxy, name)}
 	case m.Auth.Mode == manifest.ModeNone || s.opts.Connections == nil:
 		return nil
 	}
@@ -288,7 +279,7 @@ func (s *Service) mintable(ctx context.Context, userID, name string) error {
 		return fmt.Errorf("proxy: checking the connection to %s: %w", name, err)
 	}
 	if !connected {
-		return &Problem{Integration: name, Err: fmt.Errorf("%w: connect %s first", ErrNotConnected, name)}
+		return &Problem{Integration: name, Err: fmt.Errorf("%w: connect %s first", failure.ErrNotConnected, name)}
 	}
 	return nil
 }

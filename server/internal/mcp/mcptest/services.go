@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 )
 
@@ -70,7 +71,7 @@ func (c *Connections) Connect(_ context.Context, user, integration string) (stri
 		return "", "", c.failWith
 	}
 	if !slices.Contains(c.Known, integration) {
-		return "", "", fmt.Errorf("%w: %s", metatools.ErrUnknownIntegration, integration)
+		return "", "", fmt.Errorf("%w: %s", failure.ErrUnknownIntegration, integration)
 	}
 	c.nextID++
 	id := fmt.Sprintf("conn_%d", c.nextID)
@@ -109,7 +110,7 @@ func (c *Connections) Wait(ctx context.Context, user, id string, timeout time.Du
 		changed := c.changed
 		if p == nil || p.user != user {
 			c.mu.Unlock()
-			return "", "", fmt.Errorf("%w: %s", metatools.ErrUnknownConnection, id)
+			return "", "", fmt.Errorf("%w: %s", failure.ErrUnknownConnection, id)
 		}
 		status, reason := p.status, p.reason
 		c.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
@@ -100,7 +101,7 @@ func (t *Tools) Search(ctx context.Context, p Principal, in SearchInput) (*Searc
 		Text: in.Query, Integration: in.Integration, Limit: in.Limit, Cursor: in.Cursor,
 	})
 	if errors.Is(err, search.ErrBadCursor) {
-		return nil, &Error{Code: CodeInvalidArguments, Message: "cursor was not returned by search_tools for this query; search again without a cursor",
+		return nil, &Error{Code: failure.InvalidArguments, Message: "cursor was not returned by search_tools for this query; search again without a cursor",
 			Problems: []argcheck.Problem{{Path: "$.cursor", Message: err.Error()}}}
 	}
 	if err != nil {
@@ -239,7 +240,7 @@ func (t *Tools) connected(ctx context.Context, p Principal, in *catalog.Integrat
 
 func (t *Tools) unknownTool(v *catalog.View, slug string) *Error {
 	return &Error{
-		Code:        CodeUnknownTool,
+		Code:        failure.UnknownTool,
 		Message:     fmt.Sprintf("there is no tool %q; use search_tools to find one", truncate(slug, 128)),
 		Suggestions: t.cacheFor(v).searchIndex().Closest(slug, 3),
 	}
@@ -251,7 +252,7 @@ func unknownIntegration(v *catalog.View, name string) *Error {
 		names = append(names, in.Name())
 	}
 	return &Error{
-		Code:        CodeUnknownIntegration,
+		Code:        failure.UnknownIntegration,
 		Message:     fmt.Sprintf("there is no integration %q; list_integrations shows them all", truncate(name, 64)),
 		Suggestions: closestNames(name, names, 3),
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 )
@@ -56,7 +57,7 @@ type CurlOutput struct {
 }
 
 func unavailable(what string) *Error {
-	return errorf(CodeUnavailable, "%s are not available on this server yet", what)
+	return errorf(failure.Unavailable, "%s are not available on this server yet", what)
 }
 
 // Connect runs connect and get_auth_url.
@@ -86,8 +87,12 @@ func (t *Tools) Connect(ctx context.Context, p Principal, in ConnectInput) (*Con
 	}
 	url, id, err := t.opts.Connections.Connect(ctx, p.UserID, name)
 	switch {
-	case errors.Is(err, ErrUnknownIntegration):
+	case errors.Is(err, failure.ErrUnknownIntegration):
 		return nil, unknownIntegration(v, name)
+	case errors.Is(err, failure.ErrNotConfigured):
+		// The service's message names what the operator must set.
+		return nil, &Error{Code: failure.NotConfigured, Integration: name,
+			Message: fmt.Sprintf("%s cannot be connected on this server until the operator configures it: %v", name, err)}
 	case err != nil:
 		return nil, fmt.Errorf("starting a connection to %s: %w", name, err)
 	}
@@ -109,8 +114,8 @@ func (t *Tools) WaitForConnection(ctx context.Context, p Principal, in WaitInput
 	timeout = min(timeout, MaxWaitSeconds)
 	status, reason, err := t.opts.Connections.Wait(ctx, p.UserID, in.ConnectionID, time.Duration(timeout)*time.Second)
 	switch {
-	case errors.Is(err, ErrUnknownConnection):
-		return nil, errorf(CodeUnknownConnection, "there is no pending connection %q for you; call connect to start one", truncate(in.ConnectionID, 128))
+	case errors.Is(err, failure.ErrUnknownConnection):
+		return nil, errorf(failure.UnknownConnection, "there is no pending connection %q for you; call connect to start one", truncate(in.ConnectionID, 128))
 	case err != nil:
 		return nil, fmt.Errorf("waiting for connection %s: %w", in.ConnectionID, err)
 	}
@@ -141,11 +146,11 @@ func (t *Tools) CurlSession(ctx context.Context, p Principal, in CurlInput) (*Cu
 	v := t.opts.Catalog.Current()
 	memo := map[string]bool{}
 	type refusal struct {
-		Integration string   `json:"integration"`
-		Code        string   `json:"code"`
-		Reason      string   `json:"reason"`
-		Fix         string   `json:"fix,omitempty"`
-		Suggestions []string `json:"suggestions,omitempty"`
+		Integration string       `json:"integration"`
+		Code        failure.Code `json:"code"`
+		Reason      string       `json:"reason"`
+		Fix         string       `json:"fix,omitempty"`
+		Suggestions []string     `json:"suggestions,omitempty"`
 	}
 	var refused []refusal
 	var problems []argcheck.Problem
@@ -161,16 +166,16 @@ func (t *Tools) CurlSession(ctx context.Context, p Principal, in CurlInput) (*Cu
 		switch {
 		case !ok:
 			u := unknownIntegration(v, name)
-			r = &refusal{Integration: truncate(name, 64), Code: CodeUnknownIntegration, Reason: "no such integration; list_integrations shows them all", Suggestions: u.Suggestions}
+			r = &refusal{Integration: truncate(name, 64), Code: failure.UnknownIntegration, Reason: "no such integration; list_integrations shows them all", Suggestions: u.Suggestions}
 		case integration.Manifest.Proxy == nil:
-			r = &refusal{Integration: name, Code: CodeNoProxy, Reason: "it cannot be used through curl sessions (no proxy); use its tools instead (search_tools)"}
+			r = &refusal{Integration: name, Code: failure.NoProxy, Reason: "it cannot be used through curl sessions (no proxy); use its tools instead (search_tools)"}
 		default:
 			connected, err := t.connected(ctx, p, integration, memo)
 			if err != nil {
 				return nil, fmt.Errorf("checking the connection to %s: %w", name, err)
 			}
 			if !connected {
-				r = &refusal{Integration: name, Code: CodeNotConnected, Reason: "you are not connected; call connect('" + name + "') and have the user finish it", Fix: "connect('" + name + "')"}
+				r = &refusal{Integration: name, Code: failure.NotConnected, Reason: "you are not connected; call connect('" + name + "') and have the user finish it", Fix: "connect('" + name + "')"}
 			}
 		}
 		if r != nil {
@@ -182,7 +187,7 @@ func (t *Tools) CurlSession(ctx context.Context, p Principal, in CurlInput) (*Cu
 	}
 	if len(refused) > 0 {
 		e := &Error{Problems: problems}
-		rank := map[string]int{CodeUnknownIntegration: 0, CodeNoProxy: 1, CodeNotConnected: 2}
+		rank := map[failure.Code]int{failure.UnknownIntegration: 0, failure.NoProxy: 1, failure.NotConnected: 2}
 		e.Code = refused[0].Code
 		var parts, fixes []string
 		for _, r := range refused {
@@ -205,10 +210,10 @@ func (t *Tools) CurlSession(ctx context.Context, p Principal, in CurlInput) (*Cu
 	slices.Sort(names)
 	s, err := t.opts.CurlSessions.Mint(ctx, p.UserID, names)
 	switch {
-	case errors.Is(err, ErrNotConnected):
-		return nil, errorf(CodeNotConnected, "a connection went away while minting: %v; reconnect and try again", err)
-	case errors.Is(err, ErrUnknownIntegration), errors.Is(err, ErrNoProxy):
-		return nil, errorf(CodeNoProxy, "curl sessions cannot open these integrations: %v", err)
+	case errors.Is(err, failure.ErrNotConnected):
+		return nil, errorf(failure.NotConnected, "a connection went away while minting: %v; reconnect and try again", err)
+	case errors.Is(err, failure.ErrUnknownIntegration), errors.Is(err, failure.ErrNoProxy):
+		return nil, errorf(failure.NoProxy, "curl sessions cannot open these integrations: %v", err)
 	case err != nil:
 		return nil, fmt.Errorf("minting a curl session: %w", err)
 	}

@@ -10,36 +10,18 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 )
 
-// Error codes of failures an agent sees.
-const (
-	// The six codes of a failed execution.
-	CodeNotConnected     = "NOT_CONNECTED"
-	CodeInvalidArguments = "INVALID_ARGUMENTS"
-	CodeUnknownTool      = "UNKNOWN_TOOL"
-	CodeTimeout          = "TIMEOUT"
-	CodeToolError        = "TOOL_ERROR"
-	CodeEgressDenied     = "EGRESS_DENIED"
-
-	// Codes of the account and connection tools.
-	CodeUnknownIntegration  = "UNKNOWN_INTEGRATION"
-	CodeUnknownConnection   = "UNKNOWN_CONNECTION"
-	CodeNoProxy             = "NO_PROXY"
-	CodeIdempotencyConflict = "IDEMPOTENCY_CONFLICT"
-	CodeUnavailable         = "UNAVAILABLE"
-)
-
 // Error is a failure an agent can act on. It is what a failed execution or
 // meta-tool returns, as JSON.
 type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    failure.Code `json:"code"`
+	Message string       `json:"message"`
 	// Fix is the call that resolves the error, such as connect('github').
 	Fix string `json:"fix,omitempty"`
 	// Integration is the integration the error is about.
 	Integration string `json:"integration,omitempty"`
 	// Reason is the plugin's or the host's own code behind TOOL_ERROR and
 	// TIMEOUT, such as NOT_FOUND, RATE_LIMITED, TRAP or UPSTREAM_TIMEOUT.
-	Reason string `json:"reason,omitempty"`
+	Reason failure.Code `json:"reason,omitempty"`
 	// Problems lists the failing argument paths of INVALID_ARGUMENTS.
 	Problems []argcheck.Problem `json:"problems,omitempty"`
 	// Suggestions lists the closest names for UNKNOWN_TOOL and
@@ -49,16 +31,16 @@ type Error struct {
 	Details json.RawMessage `json:"details,omitempty"`
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-func errorf(code, format string, args ...any) *Error {
+func errorf(code failure.Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // notConnected is NOT_CONNECTED with its fix.
 func notConnected(integration string) *Error {
 	return &Error{
-		Code:        CodeNotConnected,
+		Code:        failure.NotConnected,
 		Message:     fmt.Sprintf("you are not connected to %s; call connect('%s'), have the user open the URL it returns, then call wait_for_connection and retry", integration, integration),
 		Fix:         fmt.Sprintf("connect('%s')", integration),
 		Integration: integration,
@@ -72,7 +54,7 @@ func notConnected(integration string) *Error {
 func fromToolError(err error, integration string) *Error {
 	var te *runtime.ToolError
 	if !errors.As(err, &te) {
-		return &Error{Code: CodeToolError, Reason: "INTERNAL", Message: "the tool failed: " + err.Error(), Integration: integration}
+		return &Error{Code: failure.ToolError, Reason: failure.Internal, Message: "the tool failed: " + err.Error(), Integration: integration}
 	}
 	e := &Error{Message: te.Message, Integration: integration, Details: te.Details}
 	switch te.Code {
@@ -80,18 +62,18 @@ func fromToolError(err error, integration string) *Error {
 		nc := notConnected(integration)
 		nc.Details = te.Details
 		return nc
-	case CodeEgressDenied:
-		e.Code = CodeEgressDenied
+	case failure.EgressDenied:
+		e.Code = failure.EgressDenied
 	case failure.InvalidArguments:
-		e.Code = CodeInvalidArguments
+		e.Code = failure.InvalidArguments
 	case failure.UnknownTool:
-		e.Code = CodeUnknownTool
+		e.Code = failure.UnknownTool
 	case failure.Timeout:
-		e.Code = CodeTimeout
-	case "UPSTREAM_TIMEOUT":
-		e.Code, e.Reason = CodeTimeout, string(te.Code)
+		e.Code = failure.Timeout
+	case failure.UpstreamTimeout:
+		e.Code, e.Reason = failure.Timeout, te.Code
 	default:
-		e.Code, e.Reason = CodeToolError, string(te.Code)
+		e.Code, e.Reason = failure.ToolError, te.Code
 	}
 	return e
 }

@@ -53,7 +53,7 @@ type ExecuteOutput struct {
 func (t *Tools) Execute(ctx context.Context, p Principal, in ExecuteInput, peer Peer) (*ExecuteOutput, error) {
 	n := len(in.Executions)
 	if n == 0 || n > MaxExecutions {
-		return nil, errorf(CodeInvalidArguments, "executions must hold 1 to %d items, got %d", MaxExecutions, n)
+		return nil, errorf(failure.InvalidArguments, "executions must hold 1 to %d items, got %d", MaxExecutions, n)
 	}
 	v, release := t.opts.Catalog.Acquire()
 	defer release()
@@ -70,8 +70,8 @@ func (t *Tools) Execute(ctx context.Context, p Principal, in ExecuteInput, peer 
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
-				out.Results[i] = ExecutionResult{Index: i, Tool: e.Tool, Error: errorf(CodeToolError, "the request ended before this execution started")}
-				out.Results[i].Error.Reason = string(failure.Canceled)
+				out.Results[i] = ExecutionResult{Index: i, Tool: e.Tool, Error: errorf(failure.ToolError, "the request ended before this execution started")}
+				out.Results[i].Error.Reason = failure.Canceled
 				tracker.finish(i, e.Tool, false)
 				return
 			}
@@ -121,11 +121,11 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 	schema, err := c.inputSchema(tool)
 	if err != nil {
 		t.logger.Error("tool has an unusable input schema", "tool", e.Tool, "err", err)
-		return fail(&Error{Code: CodeToolError, Reason: "BAD_SCHEMA", Message: "the tool's input schema cannot be used; report this to the operator", Integration: tool.Integration.Name()})
+		return fail(&Error{Code: failure.ToolError, Reason: failure.BadSchema, Message: "the tool's input schema cannot be used; report this to the operator", Integration: tool.Integration.Name()})
 	}
 	if problems := schema.Check(e.Arguments); problems != nil {
 		return fail(&Error{
-			Code:        CodeInvalidArguments,
+			Code:        failure.InvalidArguments,
 			Message:     fmt.Sprintf("the arguments do not match the input schema of %s (see get_tool_schema); paths start at the arguments object $", e.Tool),
 			Problems:    problems,
 			Integration: tool.Integration.Name(),
@@ -138,7 +138,7 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 	hash := requestHash(e.Tool, args)
 	unlock, err := t.keys.lock(ctx, p.UserID, e.IdempotencyKey)
 	if err != nil {
-		return fail(&Error{Code: CodeToolError, Reason: string(failure.Canceled), Message: "the request ended while another call with the same idempotencyKey was running"})
+		return fail(&Error{Code: failure.ToolError, Reason: failure.Canceled, Message: "the request ended while another call with the same idempotencyKey was running"})
 	}
 	defer unlock()
 	if r, ok := t.replay(ctx, p, e, hash); ok {
@@ -156,7 +156,7 @@ func (t *Tools) run(ctx context.Context, p Principal, memo *connectedMemo, tool 
 	integration := tool.Integration.Name()
 	ok, err := memo.connected(ctx, t, p, tool.Integration)
 	if err != nil {
-		return ExecutionResult{Error: &Error{Code: CodeToolError, Reason: "CONNECTION_CHECK", Integration: integration,
+		return ExecutionResult{Error: &Error{Code: failure.ToolError, Reason: failure.ConnectionCheck, Integration: integration,
 			Message: fmt.Sprintf("could not check your connection to %s; try again", integration)}}
 	}
 	if !ok {
@@ -180,10 +180,10 @@ func ran(r ExecutionResult) bool {
 		return true
 	}
 	switch r.Error.Code {
-	case CodeNotConnected, CodeUnknownTool:
+	case failure.NotConnected, failure.UnknownTool:
 		return false
-	case CodeToolError:
-		return r.Error.Reason != "CONNECTION_CHECK" && r.Error.Reason != string(failure.Canceled)
+	case failure.ToolError:
+		return r.Error.Reason != failure.ConnectionCheck && r.Error.Reason != failure.Canceled
 	}
 	return true
 }
@@ -206,7 +206,7 @@ func (t *Tools) replay(ctx context.Context, p Principal, e Execution, hash strin
 	}
 	if rec.RequestHash != hash {
 		return ExecutionResult{Error: &Error{
-			Code:    CodeIdempotencyConflict,
+			Code:    failure.IdempotencyConflict,
 			Message: fmt.Sprintf("idempotencyKey %q was already used with a different tool or different arguments; use a new key for a new operation", truncate(e.IdempotencyKey, 64)),
 		}}, true
 	}

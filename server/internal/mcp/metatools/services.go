@@ -2,7 +2,6 @@ package metatools
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -22,29 +21,17 @@ const (
 	StatusFailed    = "FAILED"
 )
 
-// Errors the services wrap so the tools can answer with the right code.
-var (
-	// ErrUnknownIntegration: the service does not know the integration.
-	ErrUnknownIntegration = errors.New("unknown integration")
-	// ErrUnknownConnection: no pending connection with that id for that user.
-	ErrUnknownConnection = errors.New("unknown connection")
-	// ErrNotConnected: the user has no usable credential for the integration.
-	ErrNotConnected = errors.New("not connected")
-	// ErrNoProxy: the integration declares no proxy base URL.
-	ErrNoProxy = errors.New("integration has no proxy")
-)
-
 // Connections is the per-user connection service.
 type Connections interface {
 	// Connected reports whether userID has a usable credential for integration.
 	Connected(ctx context.Context, userID, integration string) (bool, error)
 	// Connect starts a connection: it returns the URL the user opens to
 	// authorize and the id of the pending connection. It wraps
-	// ErrUnknownIntegration for an integration it cannot connect.
+	// failure.ErrUnknownIntegration for an integration it cannot connect.
 	Connect(ctx context.Context, userID, integration string) (url, connectionID string, err error)
 	// Wait blocks until the pending connection leaves PENDING or timeout
 	// passes, and returns its status (StatusPending when it timed out) with a
-	// reason for EXPIRED and FAILED. It wraps ErrUnknownConnection for an id
+	// reason for EXPIRED and FAILED. It wraps failure.ErrUnknownConnection for an id
 	// the user does not own.
 	Wait(ctx context.Context, userID, connectionID string, timeout time.Duration) (status, reason string, err error)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
@@ -121,7 +122,7 @@ func (t *Tools) Invoke(ctx context.Context, p Principal, name string, args json.
 	}
 	if problems := s.Check(args); problems != nil {
 		return failed(&Error{
-			Code:     CodeInvalidArguments,
+			Code:     failure.InvalidArguments,
 			Message:  fmt.Sprintf("the arguments of %s do not match its input schema", name),
 			Problems: problems,
 		}), nil
@@ -156,7 +157,7 @@ func (t *Tools) Invoke(ctx context.Context, p Principal, name string, args json.
 			return failed(e), nil
 		}
 		t.logger.Error("meta-tool failed", "tool", name, "user", p.UserID, "err", err)
-		return failed(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: name + " failed inside Workbench; try again later"}), nil
+		return failed(&Error{Code: failure.ToolError, Reason: failure.Internal, Message: name + " failed inside Workbench; try again later"}), nil
 	}
 	return structured(out, false), nil
 }
@@ -166,7 +167,7 @@ func decodeAs[In, Out any](args json.RawMessage, fn func(In) (Out, error)) (Out,
 	if len(bytes.TrimSpace(args)) > 0 && string(bytes.TrimSpace(args)) != "null" {
 		if err := json.Unmarshal(args, &in); err != nil {
 			var zero Out
-			return zero, &Error{Code: CodeInvalidArguments, Message: "arguments could not be decoded: " + err.Error()}
+			return zero, &Error{Code: failure.InvalidArguments, Message: "arguments could not be decoded: " + err.Error()}
 		}
 	}
 	return fn(in)
@@ -181,7 +182,7 @@ func decodeAnd[In any](args json.RawMessage, fn func(In) (any, error)) (any, err
 func structured(v any, isError bool) Result {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return failed(&Error{Code: CodeToolError, Reason: "INTERNAL", Message: "the result could not be encoded: " + err.Error()})
+		return failed(&Error{Code: failure.ToolError, Reason: failure.Internal, Message: "the result could not be encoded: " + err.Error()})
 	}
 	return Result{JSON: b, IsError: isError, Structured: true}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 )
@@ -83,7 +84,7 @@ func TestTools_InvokeInvalidArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
 			e := f.failed(t, alice, tt.tool, tt.args)
-			if e.Code != metatools.CodeInvalidArguments {
+			if e.Code != failure.InvalidArguments {
 				t.Errorf("code = %s", e.Code)
 			}
 			if !reflect.DeepEqual(e.Problems, tt.want) {
@@ -148,11 +149,11 @@ func TestTools_Search(t *testing.T) {
 	}
 
 	e := f.failed(t, alice, "search_tools", fmt.Sprintf(`{"query":"other","cursor":%q}`, first.NextCursor))
-	if e.Code != metatools.CodeInvalidArguments || len(e.Problems) != 1 || e.Problems[0].Path != "$.cursor" {
+	if e.Code != failure.InvalidArguments || len(e.Problems) != 1 || e.Problems[0].Path != "$.cursor" {
 		t.Errorf("reused cursor: %+v", e)
 	}
 	e = f.failed(t, alice, "search_tools", `{"query":"x","integration":"githb"}`)
-	if e.Code != metatools.CodeUnknownIntegration || !slices.Equal(e.Suggestions, []string{"github"}) {
+	if e.Code != failure.UnknownIntegration || !slices.Equal(e.Suggestions, []string{"github"}) {
 		t.Errorf("unknown integration: %+v", e)
 	}
 }
@@ -173,7 +174,7 @@ func TestTools_GetToolSchema(t *testing.T) {
 		t.Errorf("not connected: connected %v fix %q", s.Connected, s.Fix)
 	}
 	e := f.failed(t, alice, "get_tool_schema", `{"tool":"github_get_rep"}`)
-	if e.Code != metatools.CodeUnknownTool || len(e.Suggestions) == 0 || e.Suggestions[0] != "github_get_repo" {
+	if e.Code != failure.UnknownTool || len(e.Suggestions) == 0 || e.Suggestions[0] != "github_get_repo" {
 		t.Errorf("unknown tool: %+v", e)
 	}
 }
@@ -233,7 +234,7 @@ func TestTools_Execute(t *testing.T) {
 				return
 			}
 			e := got.Error
-			if e == nil || e.Code != tt.wantCode || e.Reason != tt.wantReason || e.Fix != tt.wantFix || e.Message == "" {
+			if e == nil || string(e.Code) != tt.wantCode || string(e.Reason) != tt.wantReason || e.Fix != tt.wantFix || e.Message == "" {
 				t.Errorf("error = %+v, want code %s reason %q fix %q", e, tt.wantCode, tt.wantReason, tt.wantFix)
 			}
 			if tt.wantProblem != nil && !reflect.DeepEqual(e.Problems, tt.wantProblem) {
@@ -272,7 +273,7 @@ func TestTools_ExecuteMixed(t *testing.T) {
 		}
 		s := res.Tool + ":ok"
 		if !res.OK {
-			s = res.Tool + ":" + res.Error.Code
+			s = res.Tool + ":" + string(res.Error.Code)
 		}
 		got = append(got, s)
 	}
@@ -340,7 +341,7 @@ func TestTools_ExecuteIdempotency(t *testing.T) {
 		t.Errorf("tool ran %d times, want once", n)
 	}
 	conflict := call(alice, `{"tool":"github_create_issue","arguments":{"title":"b"},"idempotencyKey":"k1"}`)
-	if e := conflict.Results[0].Error; e == nil || e.Code != metatools.CodeIdempotencyConflict {
+	if e := conflict.Results[0].Error; e == nil || e.Code != failure.IdempotencyConflict {
 		t.Errorf("conflict = %+v", conflict.Results[0])
 	}
 	// Keys belong to a user.
@@ -512,7 +513,7 @@ func TestTools_Connect(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					if tt.wantCode != "" {
-						if e := f.failed(t, tt.user, tool, tt.args); e.Code != tt.wantCode {
+						if e := f.failed(t, tt.user, tool, tt.args); string(e.Code) != tt.wantCode {
 							t.Errorf("error = %+v", e)
 						}
 						return
@@ -533,6 +534,13 @@ func TestTools_Connect(t *testing.T) {
 	f.conns.FailWith(errors.New("database is down"))
 	if e := f.failed(t, bob, "connect", `{"integration":"github"}`); e.Code != "TOOL_ERROR" || strings.Contains(e.Message, "database") {
 		t.Errorf("service failure = %+v; must not leak the internal error", e)
+	}
+	// An integration the operator has not configured (no OAuth client) is
+	// NOT_CONFIGURED with the service's words, never UNKNOWN_INTEGRATION.
+	f.conns.FailWith(fmt.Errorf("%w: github has no OAuth client on this server; the operator sets GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET", failure.ErrNotConfigured))
+	e := f.failed(t, bob, "connect", `{"integration":"github","reconnect":true}`)
+	if e.Code != "NOT_CONFIGURED" || !strings.Contains(e.Message, "GITHUB_CLIENT_ID") || len(e.Suggestions) != 0 || e.Integration != "github" {
+		t.Errorf("not configured = %+v", e)
 	}
 }
 
@@ -592,7 +600,7 @@ func TestTools_WithoutServices(t *testing.T) {
 		{"curl_session", `{"integrations":["github"]}`, "UNAVAILABLE"},
 	}
 	for _, tt := range tests {
-		if e := bare.failed(t, alice, tt.tool, tt.args); e.Code != tt.wantCode || !strings.Contains(e.Message, "not available on this server yet") {
+		if e := bare.failed(t, alice, tt.tool, tt.args); string(e.Code) != tt.wantCode || !strings.Contains(e.Message, "not available on this server yet") {
 			t.Errorf("%s = %+v", tt.tool, e)
 		}
 	}
@@ -620,7 +628,7 @@ func TestTools_CurlSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if e := f.failed(t, tt.user, "curl_session", tt.args); e.Code != tt.wantCode {
+			if e := f.failed(t, tt.user, "curl_session", tt.args); string(e.Code) != tt.wantCode {
 				t.Errorf("error = %+v, want %s", e, tt.wantCode)
 			}
 		})
@@ -656,7 +664,7 @@ func TestTools_CurlSession_allOrNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := f.failed(t, bob, "curl_session", tt.args)
-			if e.Code != tt.wantCode || len(e.Problems) != len(tt.refused) {
+			if string(e.Code) != tt.wantCode || len(e.Problems) != len(tt.refused) {
 				t.Fatalf("error = %+v, want %s with %d problems", e, tt.wantCode, len(tt.refused))
 			}
 			var details struct {

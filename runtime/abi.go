@@ -41,9 +41,9 @@ type ABIInstance interface {
 	HasExport(name string) bool
 	// Call runs an export on input. A non-nil pluginErr is the plugin's own
 	// error, and the instance stays in use; a non-nil err is a host
-	// failure (a trap, the deadline, a *ToolError a host function panicked
+	// failure (a trap, the deadline, a *failure.Error a host function panicked
 	// with), and the instance is discarded. The host checks the output.
-	Call(ctx context.Context, export string, input []byte) (out []byte, pluginErr *ToolError, err error)
+	Call(ctx context.Context, export string, input []byte) (out []byte, pluginErr *failure.Error, err error)
 	// MemoryPages is the current size of the instance's memory in 64 KiB pages.
 	MemoryPages() uint64
 	Close(ctx context.Context) error
@@ -53,9 +53,9 @@ type ABIInstance interface {
 // the ABI v1 import http_request does (docs/abi.md, section 5): head is its
 // JSON request head, and the result is the JSON response head and body, or
 // the error to hand to the plugin. An ABI's host function calls it with the
-// context it was given; outside a tool call it panics with a *ToolError,
+// context it was given; outside a tool call it panics with a *failure.Error,
 // which must reach the host as the call's error.
-func HTTPRequest(ctx context.Context, head, body []byte) (respHead, respBody []byte, err *ToolError) {
+func HTTPRequest(ctx context.Context, head, body []byte) (respHead, respBody []byte, err *failure.Error) {
 	st := stateFrom(ctx)
 	st.requireTool("http_request")
 	return st.plugin.httpRequest(ctx, st, head, body)
@@ -120,9 +120,9 @@ func (g *abiGuest) run(ctx context.Context, st *callState, export string, input 
 	out, perr, err := g.in.Call(ctx, export, input)
 	switch {
 	case err != nil:
-		return nil, &hostOrToolError{ToolError: classify(ctx, err), host: true}
+		return nil, &hostOrToolError{err: classify(ctx, err), host: true}
 	case perr != nil:
-		return nil, &hostOrToolError{ToolError: perr}
+		return nil, &hostOrToolError{err: perr}
 	case int64(len(out)) > st.tool.limits.OutputBytes:
 		return nil, hostErr(failure.OutputTooLarge, fmt.Sprintf("output of %d bytes is over the limit of %d bytes", len(out), st.tool.limits.OutputBytes))
 	case len(out) == 0:

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // payload64 is 64 bytes of JSON, the round-trip size of the ABI goals.
@@ -51,7 +52,7 @@ func BenchmarkCall64B(b *testing.B) {
 		b.Run("wasm-"+m.name, func(b *testing.B) {
 			p := m.load(b)
 			ctx := context.Background()
-			call := Call{Tool: m.tool, UserID: "u1", Input: payload64}
+			call := toolcall.Call{Tool: m.tool, UserID: "u1", Input: payload64}
 			for b.Loop() {
 				if _, err := p.Call(ctx, call); err != nil {
 					b.Fatal(err)
@@ -122,7 +123,7 @@ func BenchmarkIsolation(b *testing.B) {
 		p := m.load(b)
 		b.Run(m.name+"/per-user-pool", func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
-				if _, err := p.Call(ctx, Call{Tool: m.tool, UserID: fmt.Sprint("u", i%4), Input: payload64}); err != nil {
+				if _, err := p.Call(ctx, toolcall.Call{Tool: m.tool, UserID: fmt.Sprint("u", i%4), Input: payload64}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -165,7 +166,7 @@ func BenchmarkHTTPRequest(b *testing.B) {
 		creds.Set("u1", "fixture", &credential.Credential{Fields: map[string]string{"api_key": "k"}})
 		cfg := egressConfig(creds, MapSettings{"fixture": {"base_url": "http://api.test:" + api.port()}}, fakeResolver{"api.test": "127.0.0.1"}, api)
 		p := loadHostile(b, cfg, "api.test")
-		call := Call{Tool: "fixture_http", UserID: "u1", Input: []byte(request("GET", url, nil))}
+		call := toolcall.Call{Tool: "fixture_http", UserID: "u1", Input: []byte(request("GET", url, nil))}
 		for b.Loop() {
 			if _, err := p.Call(context.Background(), call); err != nil {
 				b.Fatal(err)

@@ -7,55 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"slices"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/toolcall"
 )
-
-// Client is the MCP client behind a call. The talk-back imports (log,
-// elicit, sample, input) reach it through this interface. The server
-// implements it twice: on a 2025-era session, where Ask sends the requests
-// to the client and waits for the answers, and for a 2026-07-28 request,
-// where Ask answers from the responses the client sent with the request and
-// otherwise returns ErrInputRequired (docs/abi.md, "Input-required results").
-type Client interface {
-	// Log forwards a plugin log record to the client.
-	Log(level slog.Level, msg string)
-	// Supports reports whether the client declared the capability that
-	// an input request method (MethodElicit, MethodSample, MethodListRoots)
-	// needs.
-	Supports(method string) bool
-	// Ask gets the client's result for every request, by key: the result
-	// object of the request's method. A client that cannot ask now returns
-	// an error wrapping ErrInputRequired after noting the requests it has
-	// no answer for; the runtime then ends the call with INPUT_REQUIRED.
-	Ask(ctx context.Context, requests []InputRequest) (map[string]json.RawMessage, error)
-}
-
-// ErrInputRequired is returned by a Client that has no answer yet for some
-// of the requests it was asked and cannot wait for one: the call must end,
-// and the client answer and call again (an input-required result, MCP
-// 2026-07-28).
-var ErrInputRequired = errors.New("the client must answer input requests before the call can go on")
-
-// The methods of input requests: MCP's client requests a plugin may make.
-const (
-	MethodElicit    = "elicitation/create"
-	MethodSample    = "sampling/createMessage"
-	MethodListRoots = "roots/list"
-)
-
-// InputRequest is one question for the MCP client: Params is the params
-// object of Method. Key names it among the call's requests: the plugin's
-// key for the input import, elicit-<n> or sample-<n> (n counting the
-// call's requests from 1) for the elicit and sample imports.
-type InputRequest struct {
-	Key    string
-	Method string
-	Params json.RawMessage
-}
 
 // ElicitRequest is what the elicit import asks the user.
 type ElicitRequest struct {
@@ -83,9 +40,9 @@ var inputKey = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 // capabilityOf is the client capability an input request method needs.
 func capabilityOf(method string) string {
 	switch method {
-	case MethodElicit:
+	case toolcall.MethodElicit:
 		return "elicitation"
-	case MethodSample:
+	case toolcall.MethodSample:
 		return "sampling"
 	default:
 		return "roots"
@@ -93,12 +50,12 @@ func capabilityOf(method string) string {
 }
 
 // talkBack runs the elicit or sample import: it decodes the request, asks
-// the client and returns the result JSON, or a ToolError.
-func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]byte, *ToolError) {
+// the client and returns the result JSON, or a *failure.Error.
+func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]byte, *failure.Error) {
 	if len(req) > maxTalkBackRequestBytes {
 		return nil, toolError(failure.InvalidRequest, fmt.Sprintf("%s request of %d bytes is over the limit of %d", kind, len(req), maxTalkBackRequestBytes))
 	}
-	ir := InputRequest{Key: fmt.Sprintf("%s-%d", kind, st.talkBacks+1), Params: bytes.Clone(req)}
+	ir := toolcall.InputRequest{Key: fmt.Sprintf("%s-%d", kind, st.talkBacks+1), Params: bytes.Clone(req)}
 	switch kind {
 	case "elicit":
 		var r ElicitRequest
@@ -107,14 +64,14 @@ func (st *callState) talkBack(ctx context.Context, kind string, req []byte) ([]b
 		if derr := dec.Decode(&r); derr != nil || r.Message == "" || !isJSONObject(r.RequestedSchema) {
 			return nil, toolError(failure.InvalidRequest, `elicit needs {"message": "...", "requestedSchema": {...}}`)
 		}
-		ir.Method = MethodElicit
+		ir.Method = toolcall.MethodElicit
 	case "sample":
 		if !isJSONObject(req) {
 			return nil, toolError(failure.InvalidRequest, "sample needs the params object of sampling/createMessage")
 		}
-		ir.Method = MethodSample
+		ir.Method = toolcall.MethodSample
 	}
-	res, terr := st.ask(ctx, kind, []InputRequest{ir})
+	res, terr := st.ask(ctx, kind, []toolcall.InputRequest{ir})
 	if terr != nil {
 		return nil, terr
 	}
@@ -138,7 +95,7 @@ type wireInputRequest struct {
 
 // input runs the input import: a map of keyed requests in, a map of
 // results by the same keys out.
-func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError) {
+func (st *callState) input(ctx context.Context, req []byte) ([]byte, *failure.Error) {
 	if len(req) > maxTalkBackRequestBytes {
 		return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input request of %d bytes is over the limit of %d", len(req), maxTalkBackRequestBytes))
 	}
@@ -148,7 +105,7 @@ func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError)
 	if err := dec.Decode(&wire); err != nil || len(wire) == 0 {
 		return nil, toolError(failure.InvalidRequest, `input needs {"<key>": {"method": "...", "params": {...}}, ...} with at least one request`)
 	}
-	reqs := make([]InputRequest, 0, len(wire))
+	reqs := make([]toolcall.InputRequest, 0, len(wire))
 	for key, w := range wire {
 		if !inputKey.MatchString(key) {
 			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input key %q must be 1 to 64 letters, digits, '_', '.', ':' or '-'", key))
@@ -158,14 +115,14 @@ func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError)
 			params = []byte("{}")
 		}
 		switch {
-		case w.Method != MethodElicit && w.Method != MethodSample && w.Method != MethodListRoots:
-			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input %q: method %q is not %s, %s or %s", key, w.Method, MethodElicit, MethodSample, MethodListRoots))
+		case w.Method != toolcall.MethodElicit && w.Method != toolcall.MethodSample && w.Method != toolcall.MethodListRoots:
+			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input %q: method %q is not %s, %s or %s", key, w.Method, toolcall.MethodElicit, toolcall.MethodSample, toolcall.MethodListRoots))
 		case !isJSONObject(params):
 			return nil, toolError(failure.InvalidRequest, fmt.Sprintf("input %q: params must be an object", key))
 		}
-		reqs = append(reqs, InputRequest{Key: key, Method: w.Method, Params: bytes.Clone(params)})
+		reqs = append(reqs, toolcall.InputRequest{Key: key, Method: w.Method, Params: bytes.Clone(params)})
 	}
-	slices.SortFunc(reqs, func(a, b InputRequest) int { return cmp.Compare(a.Key, b.Key) })
+	slices.SortFunc(reqs, func(a, b toolcall.InputRequest) int { return cmp.Compare(a.Key, b.Key) })
 	res, terr := st.ask(ctx, "input", reqs)
 	if terr != nil {
 		return nil, terr
@@ -183,7 +140,7 @@ func (st *callState) input(ctx context.Context, req []byte) ([]byte, *ToolError)
 
 // ask checks the call's limits and the client's capabilities, then asks
 // the client. An ErrInputRequired from the client ends the call.
-func (st *callState) ask(ctx context.Context, kind string, reqs []InputRequest) (map[string]json.RawMessage, *ToolError) {
+func (st *callState) ask(ctx context.Context, kind string, reqs []toolcall.InputRequest) (map[string]json.RawMessage, *failure.Error) {
 	st.talkBacks += len(reqs)
 	if st.talkBacks > maxTalkBacksPerCall {
 		return nil, toolError(failure.TooManyRequests, fmt.Sprintf("a call may make at most %d elicit, sample and input requests", maxTalkBacksPerCall))
@@ -222,7 +179,7 @@ func (st *callState) ask(ctx context.Context, kind string, reqs []InputRequest) 
 	}
 	res, err := st.client.Ask(ctx, reqs)
 	switch {
-	case errors.Is(err, ErrInputRequired):
+	case errors.Is(err, toolcall.ErrInputRequired):
 		// The plugin never sees this: the call ends here, and the client
 		// calls again with the answers (the tool runs again from the start).
 		panic(&abort{toolError(failure.InputRequired, "the client must answer input requests first")})

@@ -10,17 +10,18 @@ import (
 	"testing"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // fakeClient records what a plugin sends back to its MCP client and
 // answers from fixed results by method.
 type fakeClient struct {
 	logs     []string
-	asked    []InputRequest
+	asked    []toolcall.InputRequest
 	lacks    map[string]bool            // methods whose capability is missing
 	answers  map[string]json.RawMessage // by method
 	err      error
-	answered int // answers given before err (ErrInputRequired)
+	answered int // answers given before err (toolcall.ErrInputRequired)
 }
 
 func (c *fakeClient) Log(level slog.Level, msg string) {
@@ -29,7 +30,7 @@ func (c *fakeClient) Log(level slog.Level, msg string) {
 
 func (c *fakeClient) Supports(method string) bool { return !c.lacks[method] }
 
-func (c *fakeClient) Ask(_ context.Context, reqs []InputRequest) (map[string]json.RawMessage, error) {
+func (c *fakeClient) Ask(_ context.Context, reqs []toolcall.InputRequest) (map[string]json.RawMessage, error) {
 	c.asked = append(c.asked, reqs...)
 	if c.err != nil {
 		return nil, c.err
@@ -45,17 +46,17 @@ func (c *fakeClient) Ask(_ context.Context, reqs []InputRequest) (map[string]jso
 
 func answering() *fakeClient {
 	return &fakeClient{answers: map[string]json.RawMessage{
-		MethodElicit:    json.RawMessage(`{"action":"accept","content":{"confirm":true},"_meta":{"x":1}}`),
-		MethodSample:    json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"yes"},"model":"m"}`),
-		MethodListRoots: json.RawMessage(`{"roots":[{"uri":"file:///r"}]}`),
+		toolcall.MethodElicit:    json.RawMessage(`{"action":"accept","content":{"confirm":true},"_meta":{"x":1}}`),
+		toolcall.MethodSample:    json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"yes"},"model":"m"}`),
+		toolcall.MethodListRoots: json.RawMessage(`{"roots":[{"uri":"file:///r"}]}`),
 	}}
 }
 
 func TestPlugin_Call_talkBack(t *testing.T) {
 	p := loadHostile(t, Config{})
-	call := func(c Client, tool, input string) (string, *ToolError) {
-		out, err := p.Call(context.Background(), Call{Tool: tool, UserID: "u1", Input: []byte(input), Client: c})
-		var te *ToolError
+	call := func(c toolcall.Client, tool, input string) (string, *failure.Error) {
+		out, err := p.Call(context.Background(), toolcall.Call{Tool: tool, UserID: "u1", Input: []byte(input), Client: c})
+		var te *failure.Error
 		errors.As(err, &te)
 		return string(out), te
 	}
@@ -64,7 +65,7 @@ func TestPlugin_Call_talkBack(t *testing.T) {
 	c := answering()
 	out, te := call(c, "fixture_elicit", elicitReq)
 	if te != nil || out != `{"action":"accept","content":{"confirm":true}}` || len(c.asked) != 1 ||
-		c.asked[0].Key != "elicit-1" || c.asked[0].Method != MethodElicit || !strings.Contains(string(c.asked[0].Params), "Delete repo octo/x?") {
+		c.asked[0].Key != "elicit-1" || c.asked[0].Method != toolcall.MethodElicit || !strings.Contains(string(c.asked[0].Params), "Delete repo octo/x?") {
 		t.Fatalf("elicit: %s %v %+v", out, te, c.asked)
 	}
 	out, te = call(c, "fixture_sample", `{"messages":[],"maxTokens":10}`)
@@ -90,18 +91,18 @@ func TestPlugin_Call_talkBack(t *testing.T) {
 	tooMany, _ := json.Marshal(eleven)
 	tests := []struct {
 		name, tool, input string
-		client            Client
+		client            toolcall.Client
 		code              failure.Code
 		msg, details      string
 	}{
 		{"no client", "fixture_elicit", elicitReq, nil, failure.Unsupported, "no client", ""},
-		{"client without elicitation", "fixture_elicit", elicitReq, &fakeClient{lacks: map[string]bool{MethodElicit: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"elicitation":{}}}`},
-		{"client without sampling", "fixture_sample", `{"messages":[]}`, &fakeClient{lacks: map[string]bool{MethodSample: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"sampling":{}}}`},
+		{"client without elicitation", "fixture_elicit", elicitReq, &fakeClient{lacks: map[string]bool{toolcall.MethodElicit: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"elicitation":{}}}`},
+		{"client without sampling", "fixture_sample", `{"messages":[]}`, &fakeClient{lacks: map[string]bool{toolcall.MethodSample: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"sampling":{}}}`},
 		{"input without roots and sampling", "fixture_input", `{"a":{"method":"roots/list"},"b":{"method":"sampling/createMessage","params":{}},"c":{"method":"roots/list"}}`,
-			&fakeClient{lacks: map[string]bool{MethodSample: true, MethodListRoots: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"roots":{},"sampling":{}}}`},
+			&fakeClient{lacks: map[string]bool{toolcall.MethodSample: true, toolcall.MethodListRoots: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"roots":{},"sampling":{}}}`},
 		{"sampling fails", "fixture_sample", `{"messages":[]}`, &fakeClient{err: errors.New("model overloaded")}, failure.ClientError, "model overloaded", ""},
 		{"client answers nothing", "fixture_sample", `{"messages":[]}`, &fakeClient{}, failure.ClientError, "no result object", ""},
-		{"elicit answer not an elicitation result", "fixture_elicit", elicitReq, &fakeClient{answers: map[string]json.RawMessage{MethodElicit: json.RawMessage(`{"roots":[]}`)}}, failure.ClientError, "not an elicitation result", ""},
+		{"elicit answer not an elicitation result", "fixture_elicit", elicitReq, &fakeClient{answers: map[string]json.RawMessage{toolcall.MethodElicit: json.RawMessage(`{"roots":[]}`)}}, failure.ClientError, "not an elicitation result", ""},
 		{"elicit without schema", "fixture_elicit", `{"message":"hi"}`, c, failure.InvalidRequest, "requestedSchema", ""},
 		{"elicit with unknown field", "fixture_elicit", `{"message":"hi","requestedSchema":{},"x":1}`, c, failure.InvalidRequest, "requestedSchema", ""},
 		{"sample not an object", "fixture_sample", `[1]`, c, failure.InvalidRequest, "params object", ""},
@@ -112,9 +113,9 @@ func TestPlugin_Call_talkBack(t *testing.T) {
 		{"input unknown field", "fixture_input", `{"a":{"method":"roots/list","id":1}}`, c, failure.InvalidRequest, "at least one", ""},
 		{"input over the per-call limit", "fixture_input", string(tooMany), c, failure.TooManyRequests, "at most 10", ""},
 		{"input key asked twice", "fixture_input_twice", `{"a":{"method":"roots/list"}}`, c, failure.InvalidRequest, `"a" was already asked`, ""},
-		{"refused key is not asked", "fixture_input_twice", `{"a":{"method":"roots/list"}}`, &fakeClient{lacks: map[string]bool{MethodListRoots: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"roots":{}}}`},
-		{"input required ends the call", "fixture_input", `{"a":{"method":"roots/list"}}`, &fakeClient{err: fmt.Errorf("round 1: %w", ErrInputRequired)}, failure.InputRequired, "answer input requests", ""},
-		{"elicit input required", "fixture_elicit", elicitReq, &fakeClient{err: ErrInputRequired}, failure.InputRequired, "answer input requests", ""},
+		{"refused key is not asked", "fixture_input_twice", `{"a":{"method":"roots/list"}}`, &fakeClient{lacks: map[string]bool{toolcall.MethodListRoots: true}}, failure.Unsupported, "did not declare", `{"requiredCapabilities":{"roots":{}}}`},
+		{"input required ends the call", "fixture_input", `{"a":{"method":"roots/list"}}`, &fakeClient{err: fmt.Errorf("round 1: %w", toolcall.ErrInputRequired)}, failure.InputRequired, "answer input requests", ""},
+		{"elicit input required", "fixture_elicit", elicitReq, &fakeClient{err: toolcall.ErrInputRequired}, failure.InputRequired, "answer input requests", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

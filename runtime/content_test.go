@@ -9,6 +9,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // contentManifest is the hostile fixture's manifest without the tool
@@ -44,19 +45,19 @@ func TestPlugin_Call_export(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		call Call
+		call toolcall.Call
 		out  string
 		code failure.Code
 	}{
-		{"resource export", Call{Export: "fixture_echo", UserID: "u1", Input: []byte(`{"uri":"fx://note"}`)}, `{"uri":"fx://note"}`, ""},
-		{"export wins over tool", Call{Tool: "fixture_fail", Export: "fixture_echo", UserID: "u1", Input: []byte(`{"name":"fixture_greet"}`)}, `{"name":"fixture_greet"}`, ""},
-		{"undeclared export", Call{Export: "fixture_fail", UserID: "u1"}, "", failure.UnknownTool},
-		{"a content export is no tool", Call{Tool: "fixture_echo", UserID: "u1"}, "", failure.UnknownTool},
+		{"resource export", toolcall.Call{Export: "fixture_echo", UserID: "u1", Input: []byte(`{"uri":"fx://note"}`)}, `{"uri":"fx://note"}`, ""},
+		{"export wins over tool", toolcall.Call{Tool: "fixture_fail", Export: "fixture_echo", UserID: "u1", Input: []byte(`{"name":"fixture_greet"}`)}, `{"name":"fixture_greet"}`, ""},
+		{"undeclared export", toolcall.Call{Export: "fixture_fail", UserID: "u1"}, "", failure.UnknownTool},
+		{"a content export is no tool", toolcall.Call{Tool: "fixture_echo", UserID: "u1"}, "", failure.UnknownTool},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := p.Call(ctx, tt.call)
-			var te *ToolError
+			var te *failure.Error
 			switch {
 			case tt.code == "" && (err != nil || string(out) != tt.out):
 				t.Fatalf("got %s, %v; want %s", out, err, tt.out)

@@ -57,9 +57,9 @@ func (c *closers) closeIfFailed(ctx context.Context, err *error) {
 // OUT_OF_MEMORY. A zero limit (the manifest probe) skips the check.
 func runGuest(ctx context.Context, g guest, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
 	out, err := g.run(ctx, st, export, input)
-	if err != nil && err.host && err.Code == failure.Trap {
+	if err != nil && err.host && err.err.Code == failure.Trap {
 		if limit := uint64(st.tool.limits.MemoryPages); limit > 0 && g.memoryPages() >= limit-limit/8 {
-			err = hostErr(failure.OutOfMemory, fmt.Sprintf("the plugin ran out of memory (%d of its %d pages in use): %s", g.memoryPages(), limit, err.Message))
+			err = hostErr(failure.OutOfMemory, fmt.Sprintf("the plugin ran out of memory (%d of its %d pages in use): %s", g.memoryPages(), limit, err.err.Message))
 		}
 	}
 	return out, err

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // ImportModule is the module name of the ABI v1 host imports.
@@ -51,20 +52,14 @@ func hostModule(rt wazero.Runtime) wazero.HostModuleBuilder {
 	return b
 }
 
-// Progress is one progress report of a running call.
-type Progress struct {
-	Done, Total float64
-	Message     string
-}
-
 // callState is what the host imports know about the call in progress. It is
 // reached through the context wazero passes to every host function.
 type callState struct {
 	plugin   *Plugin
 	tool     *toolEntry
 	user     string
-	progress func(Progress)
-	client   Client
+	progress func(toolcall.Progress)
+	client   toolcall.Client
 
 	output     []byte
 	outputSet  bool
@@ -193,7 +188,7 @@ func progress(ctx context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	st.lastReport = now
-	st.progress(Progress{Done: done, Total: total, Message: string(msg[:min(len(msg), MaxLogRecordBytes)])})
+	st.progress(toolcall.Progress{Done: done, Total: total, Message: string(msg[:min(len(msg), MaxLogRecordBytes)])})
 }
 
 func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {
@@ -232,7 +227,7 @@ func talkBackImport(ctx context.Context, mod api.Module, stack []uint64, kind st
 	st.requireTool(kind)
 	req := guestBytes(mod, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), kind)
 	var out []byte
-	var terr *ToolError
+	var terr *failure.Error
 	if kind == "input" {
 		out, terr = st.input(ctx, req)
 	} else {

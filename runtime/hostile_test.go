@@ -13,21 +13,22 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
-func callErr(t *testing.T, p *Plugin, tool, user, input string) *ToolError {
+func callErr(t *testing.T, p *Plugin, tool, user, input string) *failure.Error {
 	t.Helper()
-	out, err := p.Call(context.Background(), Call{Tool: tool, UserID: user, Input: []byte(input)})
-	var te *ToolError
+	out, err := p.Call(context.Background(), toolcall.Call{Tool: tool, UserID: user, Input: []byte(input)})
+	var te *failure.Error
 	if !errors.As(err, &te) {
-		t.Fatalf("%s: want a *ToolError, got output %s and error %v", tool, out, err)
+		t.Fatalf("%s: want a *failure.Error, got output %s and error %v", tool, out, err)
 	}
 	return te
 }
 
 func callOK(t *testing.T, p *Plugin, tool, user, input string) string {
 	t.Helper()
-	out, err := p.Call(context.Background(), Call{Tool: tool, UserID: user, Input: []byte(input)})
+	out, err := p.Call(context.Background(), toolcall.Call{Tool: tool, UserID: user, Input: []byte(input)})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
@@ -147,7 +148,7 @@ func TestPlugin_Call_noCrossUserLeak(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			user := fmt.Sprintf("user-%d", i%5)
-			out, err := p.Call(context.Background(), Call{Tool: "fixture_leak", UserID: user, Input: []byte(`{"secret":"` + user + `"}`)})
+			out, err := p.Call(context.Background(), toolcall.Call{Tool: "fixture_leak", UserID: user, Input: []byte(`{"secret":"` + user + `"}`)})
 			if err != nil {
 				t.Error(err)
 				return
@@ -163,18 +164,18 @@ func TestPlugin_Call_noCrossUserLeak(t *testing.T) {
 func TestPlugin_Call_timeoutThenBusy(t *testing.T) {
 	p := loadHostile(t, Config{}) // fixture_loop: 300 ms deadline, one call at a time
 	started := make(chan struct{})
-	done := make(chan *ToolError)
+	done := make(chan *failure.Error)
 	go func() {
 		close(started)
-		_, err := p.Call(context.Background(), Call{Tool: "fixture_loop", UserID: "u1"})
-		done <- err.(*ToolError)
+		_, err := p.Call(context.Background(), toolcall.Call{Tool: "fixture_loop", UserID: "u1"})
+		done <- err.(*failure.Error)
 	}()
 	<-started
 	time.Sleep(50 * time.Millisecond) // let the first call take the only slot
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := p.Call(ctx, Call{Tool: "fixture_loop", UserID: "u2"})
-	if te, ok := err.(*ToolError); !ok || te.Code != failure.Busy {
+	_, err := p.Call(ctx, toolcall.Call{Tool: "fixture_loop", UserID: "u2"})
+	if te, ok := err.(*failure.Error); !ok || te.Code != failure.Busy {
 		t.Fatalf("second call = %v, want BUSY", err)
 	}
 	if te := <-done; te.Code != failure.Timeout {
@@ -186,8 +187,8 @@ func TestPlugin_Call_cancel(t *testing.T) {
 	p := loadHostile(t, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(30*time.Millisecond, cancel)
-	_, err := p.Call(ctx, Call{Tool: "fixture_loop", UserID: "u1"})
-	if te, ok := err.(*ToolError); !ok || te.Code != failure.Canceled {
+	_, err := p.Call(ctx, toolcall.Call{Tool: "fixture_loop", UserID: "u1"})
+	if te, ok := err.(*failure.Error); !ok || te.Code != failure.Canceled {
 		t.Fatalf("canceled call = %v, want CANCELED", err)
 	}
 }
@@ -229,13 +230,13 @@ func TestPlugin_Call_configLogProgress(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"hello from wasm"`) || !strings.Contains(logs.String(), `"plugin":"fixture"`) {
 		t.Fatalf("log record missing: %s", logs.String())
 	}
-	var reports []Progress
-	_, err := p.Call(context.Background(), Call{Tool: "fixture_progress", UserID: "u1", Progress: func(pr Progress) { reports = append(reports, pr) }})
+	var reports []toolcall.Progress
+	_, err := p.Call(context.Background(), toolcall.Call{Tool: "fixture_progress", UserID: "u1", Progress: func(pr toolcall.Progress) { reports = append(reports, pr) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The second report comes within the rate limit but is final, so it passes.
-	want := []Progress{{1, 2, "half way"}, {2, 2, "done"}}
+	want := []toolcall.Progress{{Done: 1, Total: 2, Message: "half way"}, {Done: 2, Total: 2, Message: "done"}}
 	if fmt.Sprint(reports) != fmt.Sprint(want) {
 		t.Fatalf("progress = %v, want %v", reports, want)
 	}
@@ -245,14 +246,14 @@ func TestPlugin_Close_waitsForCalls(t *testing.T) {
 	p := loadHostile(t, Config{})
 	errc := make(chan error)
 	go func() {
-		_, err := p.Call(context.Background(), Call{Tool: "fixture_loop", UserID: "u1"})
+		_, err := p.Call(context.Background(), toolcall.Call{Tool: "fixture_loop", UserID: "u1"})
 		errc <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if te, ok := (<-errc).(*ToolError); !ok || te.Code != failure.Timeout {
+	if te, ok := (<-errc).(*failure.Error); !ok || te.Code != failure.Timeout {
 		t.Fatalf("in-flight call should run to its own deadline, got %v", te)
 	}
 	if te := callErr(t, p, "fixture_echo", "u1", `{}`); te.Code != failure.PluginClosed {

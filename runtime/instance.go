@@ -94,7 +94,7 @@ func (g *nativeGuest) function(name string) api.Function {
 func (g *nativeGuest) run(ctx context.Context, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
 	status, err := g.invoke(ctx, export, input)
 	if err != nil {
-		return nil, &hostOrToolError{ToolError: classify(ctx, err), host: true}
+		return nil, &hostOrToolError{err: classify(ctx, err), host: true}
 	}
 	switch status {
 	case statusOK:
@@ -106,7 +106,7 @@ func (g *nativeGuest) run(ctx context.Context, st *callState, export string, inp
 		}
 		return st.output, nil
 	case statusError:
-		return nil, &hostOrToolError{ToolError: pluginError(st)}
+		return nil, &hostOrToolError{err: pluginError(st)}
 	default:
 		return nil, hostErr(failure.BadOutput, fmt.Sprintf("%s returned status %d; ABI v1 allows 0 and 1", export, status))
 	}

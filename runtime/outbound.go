@@ -120,12 +120,12 @@ var templateLabel = regexp.MustCompile(`\{[a-z0-9_]+\}`)
 // credentialState caches one call's credential lookup.
 type credentialState struct {
 	cred *credential.Credential
-	err  *ToolError
+	err  *failure.Error
 }
 
 // credential returns the calling user's credential, looked up once per call.
 // A none-mode plugin has none.
-func (st *callState) credential(ctx context.Context) (*credential.Credential, *ToolError) {
+func (st *callState) credential(ctx context.Context) (*credential.Credential, *failure.Error) {
 	if st.cred != nil {
 		return st.cred.cred, st.cred.err
 	}
@@ -141,7 +141,7 @@ func (st *callState) credential(ctx context.Context) (*credential.Credential, *T
 	case err != nil:
 		// The store failed, not the connection: reconnecting would not help.
 		st.plugin.logger.Error("credential lookup failed", "user", st.user, "error", err)
-		st.cred.err = &ToolError{
+		st.cred.err = &failure.Error{
 			Code:    failure.Unavailable,
 			Message: fmt.Sprintf("the credential for %s could not be read; try again later", m.Name),
 			Cause:   err,
@@ -219,7 +219,7 @@ type outboundHead struct {
 }
 
 // httpRequest performs one http_request for the call in st.
-func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []byte) ([]byte, []byte, *ToolError) {
+func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []byte) ([]byte, []byte, *failure.Error) {
 	p.egress.requests.Add(1)
 	st.requests++
 	if st.requests > MaxRequestsPerCall {
@@ -267,7 +267,7 @@ func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []by
 	return out, resp.Body, nil
 }
 
-func (p *Plugin) egressError(st *callState, err error) *ToolError {
+func (p *Plugin) egressError(st *callState, err error) *failure.Error {
 	var ee *egress.Error
 	if !errors.As(err, &ee) {
 		return toolError(failure.UpstreamUnreachable, err.Error())

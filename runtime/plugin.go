@@ -18,6 +18,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // Plugin is a loaded plugin: its compiled module, manifest, limits and pool.
@@ -45,24 +46,6 @@ type toolEntry struct {
 	limits   Limits
 	sem      chan struct{} // nil when the tool shares the plugin's limit
 	counters *callCounters
-}
-
-// Call is one tool invocation.
-type Call struct {
-	// Tool is the slug of the tool to run.
-	Tool string
-	// Export, when set, runs this resource or prompt export of the manifest
-	// (resources[].export, resourceTemplates[].export, prompts[].export)
-	// instead of a tool, under the plugin-wide limits; Tool is then ignored.
-	Export string
-	UserID string
-	Input  []byte
-	// Progress receives the plugin's progress reports; nil drops them.
-	Progress func(Progress)
-	// Client is the MCP client for log, elicit, sample and input; nil means
-	// the call has none (the CLI), and elicit, sample and input fail with
-	// UNSUPPORTED.
-	Client Client
 }
 
 // Load compiles a plugin, reads its manifest and validates it together with
@@ -227,8 +210,8 @@ func (p *Plugin) ToolLimits(slug string) (Limits, bool) {
 }
 
 // Call runs one tool. Every failure, the plugin's own or the host's, is a
-// *ToolError; the host never panics on anything a plugin does.
-func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
+// *failure.Error; the host never panics on anything a plugin does.
+func (p *Plugin) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, error) {
 	start := time.Now()
 	t := p.tools[c.Tool]
 	if c.Export != "" {
@@ -255,7 +238,7 @@ func (p *Plugin) Call(ctx context.Context, c Call) (json.RawMessage, error) {
 	return out, nil
 }
 
-func (p *Plugin) call(ctx context.Context, t *toolEntry, c Call) (json.RawMessage, *ToolError) {
+func (p *Plugin) call(ctx context.Context, t *toolEntry, c toolcall.Call) (json.RawMessage, *failure.Error) {
 	if len(c.Input) > MaxInputBytes {
 		return nil, toolError(failure.InputTooLarge, fmt.Sprintf("input of %d bytes is over the limit of %d bytes", len(c.Input), MaxInputBytes))
 	}
@@ -301,7 +284,7 @@ func (p *Plugin) enter() bool {
 
 // acquireSlots takes the plugin's and the tool's concurrency slots, waiting
 // until the call's deadline at most.
-func (p *Plugin) acquireSlots(ctx context.Context, t *toolEntry) (func(), *ToolError) {
+func (p *Plugin) acquireSlots(ctx context.Context, t *toolEntry) (func(), *failure.Error) {
 	sems := []chan struct{}{p.sem}
 	if t.sem != nil {
 		sems = append(sems, t.sem)
@@ -332,20 +315,22 @@ func (p *Plugin) newInstance(ctx context.Context, user string) (*instance, error
 	return &instance{guest: g, user: user, pages: g.memoryPages()}, nil
 }
 
-// hostOrToolError is a ToolError that remembers whether the host raised it,
-// which decides if the instance may be reused.
+// hostOrToolError is a call's failure that remembers whether the host
+// raised it, which decides if the instance may be reused.
 type hostOrToolError struct {
-	*ToolError
+	err  *failure.Error
 	host bool
 }
 
+func (e *hostOrToolError) Error() string { return e.err.Error() }
+
 func hostErr(code failure.Code, msg string) *hostOrToolError {
-	return &hostOrToolError{ToolError: toolError(code, msg), host: true}
+	return &hostOrToolError{err: toolError(code, msg), host: true}
 }
 
 // pluginError decodes the error object a plugin set with status 1.
-func pluginError(st *callState) *ToolError {
-	var e ToolError
+func pluginError(st *callState) *failure.Error {
+	var e failure.Error
 	if !st.outputSet || json.Unmarshal(st.output, &e) != nil {
 		return toolError(failure.ToolError, "the plugin reported an error without a valid error object")
 	}
@@ -358,10 +343,10 @@ func pluginError(st *callState) *ToolError {
 	return &e
 }
 
-// classify maps an error from wazero or the host imports to a ToolError.
-func classify(ctx context.Context, err error) *ToolError {
+// classify maps an error from wazero or the host imports to a *failure.Error.
+func classify(ctx context.Context, err error) *failure.Error {
 	var ab *abort
-	var te *ToolError
+	var te *failure.Error
 	var exit *sys.ExitError
 	switch {
 	case errors.As(err, &ab):
@@ -384,13 +369,13 @@ func classify(ctx context.Context, err error) *ToolError {
 	return toolError(failure.Trap, "the plugin trapped: "+msg)
 }
 
-// callError logs host failures and unwraps the ToolError.
-func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *ToolError {
+// callError logs host failures and unwraps the *failure.Error.
+func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *failure.Error {
 	var he *hostOrToolError
-	te, ok := err.(*ToolError)
+	te, ok := err.(*failure.Error)
 	switch {
 	case errors.As(err, &he):
-		te = he.ToolError
+		te = he.err
 		if he.host && te.Code != failure.InputRequired {
 			p.logger.Warn("tool call failed", "tool", t.Slug, "code", te.Code, "error", te.Message)
 		}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/connect/fakeoauth"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -113,7 +112,7 @@ func TestServer_OAuthConnect(t *testing.T) {
 			if !ok || !fake.Issued(token) {
 				t.Fatalf("upstream saw Authorization %q; want a token the provider issued", seen["authorization"])
 			}
-			var terr *runtime.ToolError
+			var terr *failure.Error
 			if _, err := w.callTool(t, bob.ID, integration, integration+"_whoami"); !errors.As(err, &terr) || terr.Code != failure.NotConnected {
 				t.Fatalf("bob's call: %v, want NOT_CONNECTED", err)
 			}
@@ -141,7 +140,7 @@ func TestServer_OAuthConnect(t *testing.T) {
 		// The user revokes the app at the provider: the next refresh is
 		// rejected and the user is not connected, with the provider's reason.
 		fake.RevokeRefreshTokens()
-		var terr *runtime.ToolError
+		var terr *failure.Error
 		if _, err := w.callTool(t, alice.ID, "oauthy", "oauthy_whoami"); !errors.As(err, &terr) || terr.Code != failure.NotConnected {
 			t.Fatalf("call after revocation: %v, want NOT_CONNECTED", err)
 		}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	mcpcatalog "github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // jotsService is the state's jots service (named here so state.go needs no
@@ -43,10 +43,10 @@ type jotsCaller struct{ s *Server }
 
 var _ mcpcatalog.Caller = jotsCaller{}
 
-func (j jotsCaller) Call(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
+func (j jotsCaller) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, error) {
 	st := j.s.state
 	if st == nil || st.jots == nil {
-		return nil, &runtime.ToolError{Code: failure.Unavailable, Message: "jots are not available yet: the store is still opening; try again"}
+		return nil, &failure.Error{Code: failure.Unavailable, Message: "jots are not available yet: the store is still opening; try again"}
 	}
 	return st.jots.Call(ctx, c)
 }

@@ -24,10 +24,10 @@ import (
 	"golang.org/x/crypto/argon2"
 
 	"github.com/workbench-dev/workbench/internal/wattest"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/pgtest"
 	"github.com/workbench-dev/workbench/server/internal/store"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -185,7 +185,7 @@ func (w *workbench) callTool(t *testing.T, userID, integration, tool string) (ma
 	if !ok {
 		t.Fatalf("integration %s is not loaded", integration)
 	}
-	out, err := in.Plugin.Call(context.Background(), runtime.Call{Tool: tool, UserID: userID, Input: []byte(`{}`)})
+	out, err := in.Plugin.Call(context.Background(), toolcall.Call{Tool: tool, UserID: userID, Input: []byte(`{}`)})
 	if err != nil {
 		return nil, err
 	}

@@ -17,20 +17,20 @@ const storeTimeout = 2 * time.Minute
 func withAdmin(e *env, name string, fn func(ctx context.Context, a *server.Admin) error) int {
 	cfg, err := server.ConfigFromEnv(e.getenv)
 	if err != nil {
-		return failure(e, name, err)
+		return commandFailed(e, name, err)
 	}
 	ctx, cancel := context.WithTimeout(e.ctx, storeTimeout)
 	defer cancel()
 	a, err := server.OpenAdmin(ctx, cfg)
 	if err != nil {
-		return failure(e, name, err)
+		return commandFailed(e, name, err)
 	}
 	err = fn(ctx, a)
 	if cerr := a.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return failure(e, name, err)
+		return commandFailed(e, name, err)
 	}
 	return exitOK
 }
@@ -47,13 +47,13 @@ func migrateCommand() *command {
 				}
 				cfg, err := server.ConfigFromEnv(e.getenv)
 				if err != nil {
-					return failure(e, "migrate", err)
+					return commandFailed(e, "migrate", err)
 				}
 				ctx, cancel := context.WithTimeout(e.ctx, storeTimeout)
 				defer cancel()
 				v, err := server.Migrate(ctx, cfg)
 				if err != nil {
-					return failure(e, "migrate", err)
+					return commandFailed(e, "migrate", err)
 				}
 				fmt.Fprintf(e.stdout, "schema version %d (%s)\n", v, server.DescribeStore(cfg))
 				return exitOK

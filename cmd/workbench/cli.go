@@ -174,8 +174,8 @@ func usageError(e *env, fs *flag.FlagSet, format string, a ...any) int {
 	return exitUsage
 }
 
-// failure reports a failed command and returns exitFailure.
-func failure(e *env, name string, err error) int {
+// commandFailed reports a failed command and returns exitFailure.
+func commandFailed(e *env, name string, err error) int {
 	fmt.Fprintf(e.stderr, "workbench %s: %v\n", name, err)
 	return exitFailure
 }

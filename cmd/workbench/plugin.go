@@ -14,11 +14,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/extism"
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 const (
@@ -49,11 +51,11 @@ func pluginBuild(e *env, args []string) int {
 	}
 	out, err := buildPlugin(e, args[0])
 	if err != nil {
-		return failure(e, "plugin build", err)
+		return commandFailed(e, "plugin build", err)
 	}
 	info, err := os.Stat(out)
 	if err != nil {
-		return failure(e, "plugin build", err)
+		return commandFailed(e, "plugin build", err)
 	}
 	fmt.Fprintf(e.stdout, "%s (%d bytes)\n", out, info.Size())
 	return exitOK
@@ -108,11 +110,11 @@ type inspectJSON struct {
 func pluginInspect(e *env, path string, asJSON bool) int {
 	wasm, err := readPlugin(path)
 	if err != nil {
-		return failure(e, "plugin inspect", err)
+		return commandFailed(e, "plugin inspect", err)
 	}
 	host, err := runtime.NewHost(e.ctx, runtime.Config{})
 	if err != nil {
-		return failure(e, "plugin inspect", err)
+		return commandFailed(e, "plugin inspect", err)
 	}
 	defer host.Close(context.WithoutCancel(e.ctx))
 	report := host.Inspect(e.ctx, wasm)
@@ -121,7 +123,7 @@ func pluginInspect(e *env, path string, asJSON bool) int {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(inspectJSON{File: path, ABIOK: ok, Report: report}); err != nil {
-			return failure(e, "plugin inspect", err)
+			return commandFailed(e, "plugin inspect", err)
 		}
 	} else {
 		printReport(e.stdout, path, report)
@@ -273,7 +275,7 @@ func (s callSettings) Setting(integration, name string) (string, bool) {
 func pluginCall(e *env, o *callOptions) int {
 	wasm, err := readPlugin(o.file)
 	if err != nil {
-		return failure(e, "plugin call", err)
+		return commandFailed(e, "plugin call", err)
 	}
 	settings := callSettings{values: map[string]string{}, env: runtime.EnvSettings{Getenv: e.getenv}}
 	for k, v := range o.settings.values {
@@ -291,37 +293,37 @@ func pluginCall(e *env, o *callOptions) int {
 		Logger:      slog.New(slog.NewTextHandler(e.stderr, nil)),
 	})
 	if err != nil {
-		return failure(e, "plugin call", err)
+		return commandFailed(e, "plugin call", err)
 	}
 	defer host.Close(context.WithoutCancel(e.ctx))
 	p, err := host.Load(e.ctx, wasm)
 	if err != nil {
-		return failure(e, "plugin call", fmt.Errorf("load %s: %w", o.file, err))
+		return commandFailed(e, "plugin call", fmt.Errorf("load %s: %w", o.file, err))
 	}
 	m := p.Manifest()
 	cred, err := callCredential(m, o, e.getenv)
 	if err != nil {
-		return failure(e, "plugin call", err)
+		return commandFailed(e, "plugin call", err)
 	}
 	if cred != nil {
 		creds.Set(o.user, m.Name, cred)
 	}
 
-	out, err := p.Call(e.ctx, runtime.Call{Tool: o.tool, UserID: o.user, Input: []byte(o.input)})
+	out, err := p.Call(e.ctx, toolcall.Call{Tool: o.tool, UserID: o.user, Input: []byte(o.input)})
 	if err != nil {
-		var te *runtime.ToolError
+		var te *failure.Error
 		if !errors.As(err, &te) {
-			return failure(e, "plugin call", err)
+			return commandFailed(e, "plugin call", err)
 		}
 		enc := json.NewEncoder(e.stderr)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(te); err != nil {
-			return failure(e, "plugin call", err)
+			return commandFailed(e, "plugin call", err)
 		}
 		return exitFailure
 	}
 	if err := writeJSON(e.stdout, out); err != nil {
-		return failure(e, "plugin call", err)
+		return commandFailed(e, "plugin call", err)
 	}
 	return exitOK
 }

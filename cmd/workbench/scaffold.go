@@ -88,7 +88,7 @@ func pluginNewCommand() *command {
 					target = name
 				}
 				if err := newPlugin(e, l, name, target, *pdk); err != nil {
-					return failure(e, "plugin new", err)
+					return commandFailed(e, "plugin new", err)
 				}
 				fmt.Fprintf(e.stdout, "created %s (%s); build it with: workbench plugin build %s\n", target, l.title, target)
 				return exitOK

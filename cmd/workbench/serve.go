@@ -28,18 +28,18 @@ func serve(e *env, args []string) int {
 	}
 	cfg, err := server.ConfigFromEnv(e.getenv)
 	if err != nil {
-		return failure(e, "serve", err)
+		return commandFailed(e, "serve", err)
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 	srv, err := server.New(cfg, logger)
 	if err != nil {
-		return failure(e, "serve", err)
+		return commandFailed(e, "serve", err)
 	}
 	srv.AnnounceTo(e.stdout) // the first admin's sign-in link and token
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Run(ctx); err != nil {
-		return failure(e, "serve", err)
+		return commandFailed(e, "serve", err)
 	}
 	return exitOK
 }

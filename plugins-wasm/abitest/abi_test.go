@@ -16,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // callTimeout bounds one tool call.
@@ -169,16 +171,16 @@ type outcome struct {
 }
 
 // call runs tool short of language l on p with input and normalizes the
-// outcome. A failure other than a *runtime.ToolError fails the test.
-func call(t *testing.T, p *runtime.Plugin, l language, short, input string, progress func(runtime.Progress)) outcome {
+// outcome. A failure other than a *failure.Error fails the test.
+func call(t *testing.T, p *runtime.Plugin, l language, short, input string, progress func(toolcall.Progress)) outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	raw, err := p.Call(ctx, runtime.Call{Tool: l.tool(short), UserID: "u1", Input: []byte(input), Progress: progress})
+	raw, err := p.Call(ctx, toolcall.Call{Tool: l.tool(short), UserID: "u1", Input: []byte(input), Progress: progress})
 	if err != nil {
-		var te *runtime.ToolError
+		var te *failure.Error
 		if !errors.As(err, &te) {
-			t.Fatalf("%s(%s): %v, want a result or a *runtime.ToolError", l.tool(short), input, err)
+			t.Fatalf("%s(%s): %v, want a result or a *failure.Error", l.tool(short), input, err)
 		}
 		o := outcome{Code: string(te.Code), Message: l.anonymize(te.Message)}
 		if len(te.Details) > 0 {
@@ -336,14 +338,14 @@ func TestConformance_Log(t *testing.T) {
 }
 
 // TestConformance_Progress checks that every language reports the same
-// progress through runtime.Call.Progress.
+// progress through toolcall.Call.Progress.
 func TestConformance_Progress(t *testing.T) {
 	f := newFixture(t)
-	want := []runtime.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
+	want := []toolcall.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
 	for _, l := range languages {
 		var mu sync.Mutex
-		var got []runtime.Progress
-		out := call(t, f.plugins[l.name], l, "progress", `{}`, func(p runtime.Progress) {
+		var got []toolcall.Progress
+		out := call(t, f.plugins[l.name], l, "progress", `{}`, func(p toolcall.Progress) {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, p)
@@ -473,7 +475,7 @@ func TestConformance_EchoNumberText(t *testing.T) {
 	}
 	for _, l := range languages {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		out, err := f.plugins[l.name].Call(ctx, runtime.Call{Tool: l.tool("echo"), UserID: "u1", Input: []byte(input)})
+		out, err := f.plugins[l.name].Call(ctx, toolcall.Call{Tool: l.tool("echo"), UserID: "u1", Input: []byte(input)})
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: echo(%s): %v", l.name, input, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // echo64 is the 64-byte input of the round-trip benchmarks.
@@ -32,7 +33,7 @@ func BenchmarkConformance_Echo64(b *testing.B) {
 	c := newConfFixture(b)
 	ctx := context.Background()
 	for _, in := range []struct{ name, input string }{{"64B", echo64}, {"16KiB", echo16K}} {
-		call := runtime.Call{Tool: "conf_rust_echo", UserID: userID, Input: []byte(in.input)}
+		call := toolcall.Call{Tool: "conf_rust_echo", UserID: userID, Input: []byte(in.input)}
 		b.Run("wasm-rust-"+in.name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := c.plugin.Call(ctx, call); err != nil {
@@ -118,7 +119,7 @@ func BenchmarkPlugin_Instantiate(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				n++
-				_, err := p.Call(ctx, runtime.Call{Tool: m.tool, UserID: fmt.Sprintf("user-%d", n), Input: []byte(m.input)})
+				_, err := p.Call(ctx, toolcall.Call{Tool: m.tool, UserID: fmt.Sprintf("user-%d", n), Input: []byte(m.input)})
 				if m.integration == "conf-rust" && err != nil {
 					b.Fatal(err)
 				}

@@ -19,9 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // conformanceDir is the Rust PDK's conformance plugin; it is built by
@@ -85,7 +87,7 @@ func newConfFixture(t testing.TB) *confFixture {
 	return c
 }
 
-func (c *confFixture) call(tool, input string, progress func(runtime.Progress)) (json.RawMessage, error) {
+func (c *confFixture) call(tool, input string, progress func(toolcall.Progress)) (json.RawMessage, error) {
 	return plugintest.Call(c.plugin, userID, tool, input, progress)
 }
 
@@ -163,7 +165,7 @@ func TestConformance_Errors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := c.call(tt.tool, tt.input, nil)
-			var te *runtime.ToolError
+			var te *failure.Error
 			if !errors.As(err, &te) {
 				t.Fatalf("%s = %s, %v; want a tool error", tt.tool, out, err)
 			}
@@ -184,8 +186,8 @@ func TestConformance_Errors(t *testing.T) {
 func TestConformance_Progress(t *testing.T) {
 	c := newConfFixture(t)
 	var mu sync.Mutex
-	var got []runtime.Progress
-	out, err := c.call("conf_rust_progress", `{}`, func(p runtime.Progress) {
+	var got []toolcall.Progress
+	out, err := c.call("conf_rust_progress", `{}`, func(p toolcall.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, p)
@@ -193,7 +195,7 @@ func TestConformance_Progress(t *testing.T) {
 	if err != nil || string(out) != `{}` {
 		t.Fatalf("progress = %s, %v", out, err)
 	}
-	want := []runtime.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
+	want := []toolcall.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(got, want) {
@@ -214,7 +216,7 @@ func TestConformance_Hammer(t *testing.T) {
 			for i := range 25 {
 				in := fmt.Sprintf(`{"g":%d,"i":%d,"pad":"%s"}`, g, i, strings.Repeat("x", i*37))
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				out, err := c.plugin.Call(ctx, runtime.Call{Tool: "conf_rust_echo", UserID: fmt.Sprintf("user-%d", g%3), Input: []byte(in)})
+				out, err := c.plugin.Call(ctx, toolcall.Call{Tool: "conf_rust_echo", UserID: fmt.Sprintf("user-%d", g%3), Input: []byte(in)})
 				cancel()
 				if err != nil || string(out) != in {
 					errs <- fmt.Errorf("echo %s = %s, %v", in, out, err)

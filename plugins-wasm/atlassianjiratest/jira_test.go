@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
@@ -100,7 +101,7 @@ func (f *fixture) callAs(user, tool, input string) (json.RawMessage, error) {
 }
 
 // toolError runs a tool that must fail and returns its error.
-func (f *fixture) toolError(t *testing.T, user, tool, input string) *runtime.ToolError {
+func (f *fixture) toolError(t *testing.T, user, tool, input string) *failure.Error {
 	t.Helper()
 	return plugintest.ToolError(t, f.plugin, user, tool, input)
 }

@@ -9,10 +9,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // refusingResolver answers every lookup with a private address, which the
@@ -51,10 +52,10 @@ func TestPlugin_TargetsTheConnectionSite(t *testing.T) {
 		Credentials: creds,
 		Egress:      egress.Options{Resolver: res},
 	})
-	call := func(user string) *runtime.ToolError {
+	call := func(user string) *failure.Error {
 		t.Helper()
-		out, err := p.Call(ctx, runtime.Call{Tool: "atlassian_jira_get_myself", UserID: user, Input: []byte(`{}`)})
-		var te *runtime.ToolError
+		out, err := p.Call(ctx, toolcall.Call{Tool: "atlassian_jira_get_myself", UserID: user, Input: []byte(`{}`)})
+		var te *failure.Error
 		if !errors.As(err, &te) {
 			t.Fatalf("call as %s = %s, %v; want a tool error (nothing may be reachable)", user, out, err)
 		}

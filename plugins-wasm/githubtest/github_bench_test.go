@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // BenchmarkPlugin measures calls of the built GitHub plugin on a warm
@@ -16,11 +16,11 @@ func BenchmarkPlugin(b *testing.B) {
 	ctx := context.Background()
 	cases := []struct {
 		name    string
-		call    runtime.Call
+		call    toolcall.Call
 		wantErr bool
 	}{
-		{"invalid-input", runtime.Call{Tool: "github_get_repo", UserID: userID, Input: []byte(`{"owner":"bad owner","repo":"r"}`)}, true},
-		{"get-repo", runtime.Call{Tool: "github_get_repo", UserID: userID, Input: []byte(`{"owner":"octocat","repo":"hello-world"}`)}, false},
+		{"invalid-input", toolcall.Call{Tool: "github_get_repo", UserID: userID, Input: []byte(`{"owner":"bad owner","repo":"r"}`)}, true},
+		{"get-repo", toolcall.Call{Tool: "github_get_repo", UserID: userID, Input: []byte(`{"owner":"octocat","repo":"hello-world"}`)}, false},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

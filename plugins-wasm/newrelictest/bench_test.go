@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // echo64 is the 64-byte input of the round-trip benchmark.
@@ -33,7 +34,7 @@ func BenchmarkConformance_Echo64(b *testing.B) {
 	b.Run("c-wasm", func(b *testing.B) {
 		p := loadPlugin(b, buildConformance(b), hostOptions{})
 		ctx := context.Background()
-		call := runtime.Call{Tool: "conf_c_echo", UserID: userID, Input: []byte(echo64)}
+		call := toolcall.Call{Tool: "conf_c_echo", UserID: userID, Input: []byte(echo64)}
 		for b.Loop() {
 			if _, err := p.Call(ctx, call); err != nil {
 				b.Fatal(err)
@@ -90,12 +91,12 @@ func BenchmarkConformance_Instantiate(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				_, err := p.Call(ctx, runtime.Call{Tool: tc.tool, UserID: "user-" + strconv.Itoa(i), Input: []byte(tc.input)})
+				_, err := p.Call(ctx, toolcall.Call{Tool: tc.tool, UserID: "user-" + strconv.Itoa(i), Input: []byte(tc.input)})
 				if err != nil && tc.name == "conf-c" {
 					b.Fatal(err)
 				}
 			}
-			if _, err := p.Call(ctx, runtime.Call{Tool: tc.tool, UserID: "solo", Input: []byte(tc.input)}); err != nil && tc.name == "conf-c" {
+			if _, err := p.Call(ctx, toolcall.Call{Tool: tc.tool, UserID: "solo", Input: []byte(tc.input)}); err != nil && tc.name == "conf-c" {
 				b.Fatal(err)
 			}
 			s := p.Stats()
@@ -114,7 +115,7 @@ func BenchmarkPlugin_NRQL(b *testing.B) {
 	query := "SELECT count(*) FROM Transaction"
 	f.fake.SetNRQLResult(accountID, query, []map[string]any{{"count": 1}})
 	ctx := context.Background()
-	call := runtime.Call{Tool: "newrelic_run_nrql", UserID: userID, Input: []byte(`{"account_id":1234567,"query":"` + query + `"}`)}
+	call := toolcall.Call{Tool: "newrelic_run_nrql", UserID: userID, Input: []byte(`{"account_id":1234567,"query":"` + query + `"}`)}
 	for b.Loop() {
 		if _, err := f.plugin.Call(ctx, call); err != nil {
 			b.Fatal(err)

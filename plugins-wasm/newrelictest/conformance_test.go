@@ -16,6 +16,7 @@ import (
 
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // refusingResolver refuses every lookup and remembers the names asked, so a
@@ -230,12 +231,12 @@ func TestConformance_Log(t *testing.T) {
 
 func TestConformance_Progress(t *testing.T) {
 	f := newConformanceFixture(t)
-	var got []runtime.Progress
-	out, err := plugintest.Call(f.plugin, userID, "conf_c_progress", `{}`, func(p runtime.Progress) { got = append(got, p) })
+	var got []toolcall.Progress
+	out, err := plugintest.Call(f.plugin, userID, "conf_c_progress", `{}`, func(p toolcall.Progress) { got = append(got, p) })
 	if err != nil || string(out) != `{}` {
 		t.Fatalf("progress = %s, %v", out, err)
 	}
-	want := []runtime.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
+	want := []toolcall.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("progress reports = %+v, want %+v", got, want)
 	}

@@ -329,7 +329,7 @@ func (f *Fake) entity(guid string) *Entity {
 	return nil
 }
 
-func failure(class, format string, args ...any) *fieldFailure {
+func fieldError(class, format string, args ...any) *fieldFailure {
 	return &fieldFailure{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"errorClass": class}}
 }
 
@@ -353,14 +353,14 @@ func (f *Fake) queryRoot() *object {
 			id := intArg(args, "id")
 			a := f.account(id)
 			if a == nil {
-				return nil, failure("FORBIDDEN", "Access denied: account %d is not accessible with this API key", id)
+				return nil, fieldError("FORBIDDEN", "Access denied: account %d is not accessible with this API key", id)
 			}
 			return f.accountObject(a), nil
 		}),
 		"entity": resolver(func(args map[string]any) (any, *fieldFailure) {
 			guid, _ := args["guid"].(string)
 			if _, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(guid, "=")); err != nil {
-				return nil, failure("INVALID_INPUT", "Invalid entity guid: %s", guid)
+				return nil, fieldError("INVALID_INPUT", "Invalid entity guid: %s", guid)
 			}
 			e := f.entity(guid)
 			if e == nil {
@@ -419,7 +419,7 @@ func page[T any](items []T, cursor any, scope string, size int) ([]T, any, *fiel
 		raw, err := base64.RawURLEncoding.DecodeString(s)
 		var c cursorState
 		if err != nil || json.Unmarshal(raw, &c) != nil || c.Scope != scope || c.Offset < 0 || c.Offset > len(items) {
-			return nil, nil, failure("INVALID_INPUT", "Invalid cursor: %s", s)
+			return nil, nil, fieldError("INVALID_INPUT", "Invalid cursor: %s", s)
 		}
 		start = c.Offset
 	}
@@ -496,11 +496,11 @@ func (f *Fake) entitySearch(args map[string]any) (any, *fieldFailure) {
 	builder, hasBuilder := args["queryBuilder"].(map[string]any)
 	switch {
 	case hasQuery && hasBuilder:
-		return nil, failure("INVALID_INPUT", "Provide either query or queryBuilder, not both")
+		return nil, fieldError("INVALID_INPUT", "Provide either query or queryBuilder, not both")
 	case hasQuery:
 		conds, ok := parseSearchQuery(query)
 		if !ok {
-			return nil, failure("INVALID_INPUT", "Invalid entity search query: %s", query)
+			return nil, fieldError("INVALID_INPUT", "Invalid entity search query: %s", query)
 		}
 		scope = "q:" + query
 		match = func(e *Entity) bool {
@@ -526,7 +526,7 @@ func (f *Fake) entitySearch(args map[string]any) (any, *fieldFailure) {
 			return true
 		}
 	default:
-		return nil, failure("INVALID_INPUT", "An entity search needs a query or a queryBuilder")
+		return nil, fieldError("INVALID_INPUT", "An entity search needs a query or a queryBuilder")
 	}
 	var found []*Entity
 	for _, e := range f.entities {
@@ -655,7 +655,7 @@ var nrqlLiteralTermRe = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9.]*) = '((?:[^'\
 func (f *Fake) runNRQL(a *Account, args map[string]any) (any, *fieldFailure) {
 	query, _ := args["query"].(string)
 	if t, ok := args["timeout"].(float64); ok && t > 120 {
-		return nil, failure("INVALID_INPUT", "timeout must be at most 120 seconds")
+		return nil, fieldError("INVALID_INPUT", "timeout must be at most 120 seconds")
 	}
 	first := strings.ToUpper(strings.Fields(query + " x")[0])
 	if first != "SELECT" && first != "FROM" {
@@ -664,7 +664,7 @@ func (f *Fake) runNRQL(a *Account, args map[string]any) (any, *fieldFailure) {
 		if len(word) > 0 {
 			unexpected = word[0]
 		}
-		return nil, failure("INVALID_INPUT", "NRQL Syntax Error: Error at line 1 position 1, unexpected '%s'", unexpected)
+		return nil, fieldError("INVALID_INPUT", "NRQL Syntax Error: Error at line 1 position 1, unexpected '%s'", unexpected)
 	}
 	results := []map[string]any{}
 	eventTypes := []string{}
@@ -696,7 +696,7 @@ func (f *Fake) deployments(a *Account, where, days, limit string) ([]map[string]
 	for rest := where; rest != ""; {
 		m := nrqlLiteralTermRe.FindStringSubmatch(rest)
 		if m == nil {
-			return nil, failure("INVALID_INPUT", "NRQL Syntax Error: Error at line 1, unexpected '%s'", rest)
+			return nil, fieldError("INVALID_INPUT", "NRQL Syntax Error: Error at line 1, unexpected '%s'", rest)
 		}
 		var b strings.Builder
 		lit := m[2]
@@ -744,11 +744,11 @@ func (f *Fake) createDeployment(args map[string]any) (any, *fieldFailure) {
 	guid, _ := in["entityGuid"].(string)
 	e := f.entity(guid)
 	if e == nil {
-		return nil, failure("NOT_FOUND", "Entity %s was not found", guid)
+		return nil, fieldError("NOT_FOUND", "Entity %s was not found", guid)
 	}
 	a := f.account(e.AccountID)
 	if a == nil {
-		return nil, failure("FORBIDDEN", "Access denied: account %d is not accessible with this API key", e.AccountID)
+		return nil, fieldError("FORBIDDEN", "Access denied: account %d is not accessible with this API key", e.AccountID)
 	}
 	f.deployIDs++
 	ts := f.Now()

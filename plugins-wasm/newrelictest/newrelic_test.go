@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
@@ -68,7 +69,7 @@ func (f *nrFixture) call(t *testing.T, tool, input string, out any) {
 }
 
 // fail runs a tool that must fail and returns its error.
-func (f *nrFixture) fail(t *testing.T, tool, input string) *runtime.ToolError {
+func (f *nrFixture) fail(t *testing.T, tool, input string) *failure.Error {
 	t.Helper()
 	return plugintest.ToolError(t, f.plugin, userID, tool, input)
 }

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // CallTimeout bounds one tool call made through Call.
@@ -15,10 +17,10 @@ const CallTimeout = 30 * time.Second
 
 // Call runs tool as user with input, within CallTimeout. progress may be
 // nil.
-func Call(p *runtime.Plugin, user, tool, input string, progress func(runtime.Progress)) (json.RawMessage, error) {
+func Call(p *runtime.Plugin, user, tool, input string, progress func(toolcall.Progress)) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
 	defer cancel()
-	return p.Call(ctx, runtime.Call{Tool: tool, UserID: user, Input: []byte(input), Progress: progress})
+	return p.Call(ctx, toolcall.Call{Tool: tool, UserID: user, Input: []byte(input), Progress: progress})
 }
 
 // CallInto runs a tool that must succeed and decodes its output into out.
@@ -34,23 +36,23 @@ func CallInto(t testing.TB, p *runtime.Plugin, user, tool, input string, out any
 }
 
 // ToolError runs a tool that must fail and returns its error.
-func ToolError(t testing.TB, p *runtime.Plugin, user, tool, input string) *runtime.ToolError {
+func ToolError(t testing.TB, p *runtime.Plugin, user, tool, input string) *failure.Error {
 	t.Helper()
 	out, err := Call(p, user, tool, input, nil)
-	var te *runtime.ToolError
+	var te *failure.Error
 	if !errors.As(err, &te) {
-		t.Fatalf("%s(%s) = %s, %v; want a *runtime.ToolError", tool, input, out, err)
+		t.Fatalf("%s(%s) = %s, %v; want a *failure.Error", tool, input, out, err)
 	}
 	return te
 }
 
 // AsToolError returns err, which a call that gave out returned, as a
-// *runtime.ToolError, or fails the test.
-func AsToolError(t testing.TB, out json.RawMessage, err error) *runtime.ToolError {
+// *failure.Error, or fails the test.
+func AsToolError(t testing.TB, out json.RawMessage, err error) *failure.Error {
 	t.Helper()
-	var te *runtime.ToolError
+	var te *failure.Error
 	if !errors.As(err, &te) {
-		t.Fatalf("got %s, %v; want a *runtime.ToolError", out, err)
+		t.Fatalf("got %s, %v; want a *failure.Error", out, err)
 	}
 	return te
 }

@@ -2,7 +2,7 @@
 // a built plugin .wasm in the real runtime: reading the module, building a
 // host (memory credentials, map settings, an egress client with the options
 // a test needs), loading, calling a tool and decoding its output or its
-// *runtime.ToolError, keeping the records a plugin logs, and recording the
+// *failure.Error, keeping the records a plugin logs, and recording the
 // requests a fake API receives.
 //
 // It owns no fake API and no assertion about any plugin; those stay in the

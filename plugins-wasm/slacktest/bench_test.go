@@ -10,6 +10,7 @@ import (
 
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // payload64 is 64 bytes of JSON, the round-trip size of the ABI goals.
@@ -51,7 +52,7 @@ func BenchmarkEcho64B(b *testing.B) {
 	b.Run("assemblyscript", func(b *testing.B) {
 		f := newConfFixture(b)
 		ctx := context.Background()
-		call := runtime.Call{Tool: "conf_assemblyscript_echo", UserID: "u1", Input: payload64}
+		call := toolcall.Call{Tool: "conf_assemblyscript_echo", UserID: "u1", Input: payload64}
 		for b.Loop() {
 			if _, err := f.plugin.Call(ctx, call); err != nil {
 				b.Fatal(err)
@@ -113,7 +114,7 @@ func BenchmarkInstantiate(b *testing.B) {
 	for b.Loop() {
 		// Users stay below the pool's per-plugin cap of 256, so every
 		// instance is kept and its memory counted.
-		call := runtime.Call{Tool: "conf_assemblyscript_echo", UserID: fmt.Sprint("user-", n%200, "-", n/200), Input: payload64}
+		call := toolcall.Call{Tool: "conf_assemblyscript_echo", UserID: fmt.Sprint("user-", n%200, "-", n/200), Input: payload64}
 		if _, err := f.plugin.Call(ctx, call); err != nil {
 			b.Fatal(err)
 		}

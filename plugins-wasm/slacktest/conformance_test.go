@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // conformanceEntry is the AssemblyScript kit's conformance plugin.
@@ -53,10 +55,10 @@ func newConfFixture(t testing.TB) *confFixture {
 	return f
 }
 
-func (f *confFixture) call(tool, input string, progress func(runtime.Progress)) (json.RawMessage, error) {
+func (f *confFixture) call(tool, input string, progress func(toolcall.Progress)) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return f.plugin.Call(ctx, runtime.Call{Tool: "conf_assemblyscript_" + tool, UserID: "u1", Input: []byte(input), Progress: progress})
+	return f.plugin.Call(ctx, toolcall.Call{Tool: "conf_assemblyscript_" + tool, UserID: "u1", Input: []byte(input), Progress: progress})
 }
 
 // jsonEqual reports whether two JSON texts hold the same value.
@@ -113,7 +115,7 @@ func TestConformance_Echo(t *testing.T) {
 	}
 	t.Run("not an object", func(t *testing.T) {
 		_, err := f.call("echo", `[1,2]`, nil)
-		var te *runtime.ToolError
+		var te *failure.Error
 		if !errors.As(err, &te) || te.Code != "INVALID_ARGUMENTS" || !strings.Contains(te.Message, "must be an object, not an array") {
 			t.Errorf("echo([1,2]) error = %v, want INVALID_ARGUMENTS about the type", err)
 		}
@@ -122,7 +124,7 @@ func TestConformance_Echo(t *testing.T) {
 
 func TestConformance_Fail(t *testing.T) {
 	_, err := newConfFixture(t).call("fail", "{}", nil)
-	var te *runtime.ToolError
+	var te *failure.Error
 	if !errors.As(err, &te) {
 		t.Fatalf("fail() = %v, want a tool error", err)
 	}
@@ -149,7 +151,7 @@ func TestConformance_Config(t *testing.T) {
 		}
 	}
 	_, err := f.call("config", `{"key":7}`, nil)
-	var te *runtime.ToolError
+	var te *failure.Error
 	if !errors.As(err, &te) || te.Code != "INVALID_ARGUMENTS" || !jsonEqual(t, te.Details, []byte(`{"field":"key"}`)) {
 		t.Errorf("config({key:7}) error = %v, want INVALID_ARGUMENTS naming key", err)
 	}
@@ -171,7 +173,7 @@ func TestConformance_HTTP(t *testing.T) {
 			in, _ := json.Marshal(map[string]string{"url": tt.url})
 			out, err := f.call("http", string(in), nil)
 			if tt.wantCode != "" {
-				var te *runtime.ToolError
+				var te *failure.Error
 				if !errors.As(err, &te) || string(te.Code) != tt.wantCode {
 					t.Errorf("http(%s) = %s, %v; want %s", tt.url, out, err, tt.wantCode)
 				}
@@ -200,12 +202,12 @@ func TestConformance_Log(t *testing.T) {
 }
 
 func TestConformance_Progress(t *testing.T) {
-	var got []runtime.Progress
-	out, err := newConfFixture(t).call("progress", "{}", func(p runtime.Progress) { got = append(got, p) })
+	var got []toolcall.Progress
+	out, err := newConfFixture(t).call("progress", "{}", func(p toolcall.Progress) { got = append(got, p) })
 	if err != nil || string(out) != "{}" {
 		t.Fatalf("progress() = %s, %v", out, err)
 	}
-	want := []runtime.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
+	want := []toolcall.Progress{{Done: 1, Total: 2, Message: "half"}, {Done: 2, Total: 2, Message: "done"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("progress reports = %+v, want %+v", got, want)
 	}

@@ -15,8 +15,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // probeEntry is the JSON probe module built from the kit's tests folder.
@@ -48,7 +50,7 @@ func (p *probe) roundtrip(t testing.TB, data []byte, maxDepth int) probeResult {
 		in["max_depth"] = maxDepth
 	}
 	raw, _ := json.Marshal(in)
-	out, err := p.plugin.Call(context.Background(), runtime.Call{Tool: "asjson_probe_roundtrip", UserID: "u1", Input: raw})
+	out, err := p.plugin.Call(context.Background(), toolcall.Call{Tool: "asjson_probe_roundtrip", UserID: "u1", Input: raw})
 	if err != nil {
 		t.Fatalf("roundtrip(%q): %v", data, err)
 	}
@@ -192,8 +194,8 @@ func TestJSON_WriterEscapes(t *testing.T) {
 
 func TestJSON_AbortTraps(t *testing.T) {
 	p := newProbe(t)
-	_, err := p.plugin.Call(context.Background(), runtime.Call{Tool: "asjson_probe_abort", UserID: "u1", Input: []byte(`{"index":9}`)})
-	var te *runtime.ToolError
+	_, err := p.plugin.Call(context.Background(), toolcall.Call{Tool: "asjson_probe_abort", UserID: "u1", Input: []byte(`{"index":9}`)})
+	var te *failure.Error
 	if !errors.As(err, &te) || te.Code != "TRAP" {
 		t.Fatalf("abort call = %v, want TRAP", err)
 	}
@@ -201,7 +203,7 @@ func TestJSON_AbortTraps(t *testing.T) {
 	if !slices.ContainsFunc(errorLogs, func(m string) bool { return strings.HasPrefix(m, "abort: Index out of range at ~lib/array.ts") }) {
 		t.Errorf("error logs = %q, want the abort message", errorLogs)
 	}
-	out, err := p.plugin.Call(context.Background(), runtime.Call{Tool: "asjson_probe_abort", UserID: "u1", Input: []byte(`{"index":0}`)})
+	out, err := p.plugin.Call(context.Background(), toolcall.Call{Tool: "asjson_probe_abort", UserID: "u1", Input: []byte(`{"index":0}`)})
 	if err != nil || string(out) != `{"value":0}` {
 		t.Errorf("call after the trap = %s, %v; want a fresh instance answering", out, err)
 	}

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/plugintest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // slackWasmPath is the built plugin under test.
@@ -50,7 +52,7 @@ func newFixture(t testing.TB, scopes ...string) *fixture {
 	return f
 }
 
-func (f *fixture) callAs(user, tool, input string, progress func(runtime.Progress)) (json.RawMessage, error) {
+func (f *fixture) callAs(user, tool, input string, progress func(toolcall.Progress)) (json.RawMessage, error) {
 	return plugintest.Call(f.plugin, user, tool, input, progress)
 }
 
@@ -63,13 +65,13 @@ func (f *fixture) call(t *testing.T, tool, input string) map[string]any {
 }
 
 // toolError runs a tool that must fail and returns its error.
-func (f *fixture) toolError(t *testing.T, tool, input string) *runtime.ToolError {
+func (f *fixture) toolError(t *testing.T, tool, input string) *failure.Error {
 	t.Helper()
 	return plugintest.ToolError(t, f.plugin, userID, tool, input)
 }
 
 // details decodes a tool error's details.
-func details(t *testing.T, te *runtime.ToolError) map[string]any {
+func details(t *testing.T, te *failure.Error) map[string]any {
 	t.Helper()
 	var d map[string]any
 	if err := json.Unmarshal(te.Details, &d); err != nil {
@@ -256,9 +258,9 @@ func TestPlugin_ListConversations(t *testing.T) {
 
 	t.Run("max_pages follows next_cursor", func(t *testing.T) {
 		f.fake.ClearRequests()
-		var reports []runtime.Progress
+		var reports []toolcall.Progress
 		raw, err := f.callAs(userID, "slack_list_conversations", `{"limit":1,"max_pages":10,"types":["public_channel","private_channel","im"]}`,
-			func(p runtime.Progress) { reports = append(reports, p) })
+			func(p toolcall.Progress) { reports = append(reports, p) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,8 +277,8 @@ func TestPlugin_ListConversations(t *testing.T) {
 			t.Errorf("%d requests (first cursor %q, last %q)", len(reqs), reqs[0].Query.Get("cursor"), reqs[len(reqs)-1].Query.Get("cursor"))
 		}
 		// The host keeps the first report and the final one (done == total).
-		if n := len(reports); n < 2 || reports[0] != (runtime.Progress{Done: 1, Total: 10, Message: "read page 1"}) ||
-			reports[n-1] != (runtime.Progress{Done: 6, Total: 6, Message: "read page 6"}) {
+		if n := len(reports); n < 2 || reports[0] != (toolcall.Progress{Done: 1, Total: 10, Message: "read page 1"}) ||
+			reports[n-1] != (toolcall.Progress{Done: 6, Total: 6, Message: "read page 6"}) {
 			t.Errorf("progress = %+v", reports)
 		}
 	})
@@ -638,10 +640,10 @@ func TestPlugin_SearchMissingScope(t *testing.T) {
 
 func TestPlugin_UploadFile(t *testing.T) {
 	f := newFixture(t)
-	var reports []runtime.Progress
+	var reports []toolcall.Progress
 	raw, err := f.callAs(userID, "slack_upload_file",
 		`{"filename":"notes.txt","content":"line one\nl\u00ednea dos\n","title":"Notes","channel_id":"C0000000002","initial_comment":"here you go"}`,
-		func(p runtime.Progress) { reports = append(reports, p) })
+		func(p toolcall.Progress) { reports = append(reports, p) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -675,7 +677,7 @@ func TestPlugin_UploadFile(t *testing.T) {
 	if m := msgs[len(msgs)-1]; m.Text != "here you go" || !slices.Equal(m.Files, []string{id}) {
 		t.Errorf("share message = %+v", m)
 	}
-	if n := len(reports); n < 2 || reports[0].Done != 1 || reports[0].Total != 3 || reports[n-1] != (runtime.Progress{Done: 3, Total: 3, Message: "completed"}) {
+	if n := len(reports); n < 2 || reports[0].Done != 1 || reports[0].Total != 3 || reports[n-1] != (toolcall.Progress{Done: 3, Total: 3, Message: "completed"}) {
 		t.Errorf("progress = %+v", reports)
 	}
 
@@ -770,7 +772,7 @@ func TestPlugin_ErrorMapping(t *testing.T) {
 		f := newFixture(t)
 		f.creds.Set("u2", "slack", &credential.Credential{AccessToken: "xoxb-someone-else"})
 		_, err := f.callAs("u2", "slack_auth_test", `{}`, nil)
-		var te *runtime.ToolError
+		var te *failure.Error
 		if !errors.As(err, &te) || te.Code != "UNAUTHORIZED" || !strings.Contains(te.Message, "invalid_auth") {
 			t.Errorf("error = %v", err)
 		}
@@ -778,7 +780,7 @@ func TestPlugin_ErrorMapping(t *testing.T) {
 	t.Run("not connected", func(t *testing.T) {
 		f := newFixture(t)
 		_, err := f.callAs("stranger", "slack_auth_test", `{}`, nil)
-		var te *runtime.ToolError
+		var te *failure.Error
 		if !errors.As(err, &te) || te.Code != "NOT_CONNECTED" {
 			t.Errorf("error = %v", err)
 		}

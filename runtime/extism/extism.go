@@ -93,7 +93,7 @@ func (in instance) HasExport(name string) bool { return in.p.FunctionExists(name
 // Call calls an Extism function: an error message the plugin set is its
 // tool error, a non-zero return without one is TOOL_ERROR, and any other
 // failure is the host's.
-func (in instance) Call(ctx context.Context, export string, input []byte) ([]byte, *runtime.ToolError, error) {
+func (in instance) Call(ctx context.Context, export string, input []byte) ([]byte, *failure.Error, error) {
 	rc, out, err := in.p.CallWithContext(ctx, export, input)
 	if err != nil {
 		if msg := in.p.GetErrorWithContext(context.WithoutCancel(ctx)); msg != "" && ctx.Err() == nil && msg == err.Error() {
@@ -102,7 +102,7 @@ func (in instance) Call(ctx context.Context, export string, input []byte) ([]byt
 		return nil, nil, err
 	}
 	if rc != 0 {
-		return nil, &runtime.ToolError{Code: failure.ToolError, Message: fmt.Sprintf("%s returned %d without an error message", export, rc)}, nil
+		return nil, &failure.Error{Code: failure.ToolError, Message: fmt.Sprintf("%s returned %d without an error message", export, rc)}, nil
 	}
 	return out, nil, nil
 }
@@ -113,15 +113,15 @@ func (in instance) Close(ctx context.Context) error { return in.p.Close(ctx) }
 
 // pluginError turns an Extism error message into a ToolError: a JSON error
 // object keeps its code and message, anything else is TOOL_ERROR.
-func pluginError(msg string) *runtime.ToolError {
-	var e runtime.ToolError
+func pluginError(msg string) *failure.Error {
+	var e failure.Error
 	if json.Unmarshal([]byte(msg), &e) == nil && strings.TrimSpace(e.Message) != "" {
 		if !e.Code.Valid() {
 			e.Code = failure.ToolError
 		}
 		return &e
 	}
-	return &runtime.ToolError{Code: failure.ToolError, Message: truncate(msg, runtime.MaxLogRecordBytes)}
+	return &failure.Error{Code: failure.ToolError, Message: truncate(msg, runtime.MaxLogRecordBytes)}
 }
 
 func logLevel(l extism.LogLevel) slog.Level {

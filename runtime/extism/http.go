@@ -29,7 +29,7 @@ type httpResponse struct {
 	Headers map[string][]string `json:"headers,omitempty"`
 	URL     string              `json:"url,omitempty"`
 	Body    []byte              `json:"body,omitempty"`
-	Error   *runtime.ToolError  `json:"error,omitempty"`
+	Error   *failure.Error      `json:"error,omitempty"`
 }
 
 // httpRequest is the extism:host/user workbench_http_request host function:
@@ -38,15 +38,15 @@ type httpResponse struct {
 func httpRequest(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 	raw, err := cp.ReadBytes(stack[0])
 	if err != nil {
-		panic(&runtime.ToolError{Code: failure.BadPointer, Message: httpImport + ": " + err.Error()})
+		panic(&failure.Error{Code: failure.BadPointer, Message: httpImport + ": " + err.Error()})
 	}
 	b, err := json.Marshal(roundTrip(ctx, raw))
 	if err != nil {
-		panic(&runtime.ToolError{Code: failure.BadOutput, Message: httpImport + ": " + err.Error()})
+		panic(&failure.Error{Code: failure.BadOutput, Message: httpImport + ": " + err.Error()})
 	}
 	off, err := cp.WriteBytes(b)
 	if err != nil {
-		panic(&runtime.ToolError{Code: failure.OutOfMemory, Message: httpImport + ": " + err.Error()})
+		panic(&failure.Error{Code: failure.OutOfMemory, Message: httpImport + ": " + err.Error()})
 	}
 	stack[0] = off
 }
@@ -83,5 +83,5 @@ func roundTrip(ctx context.Context, raw []byte) *httpResponse {
 }
 
 func failed(code failure.Code, msg string) *httpResponse {
-	return &httpResponse{Error: &runtime.ToolError{Code: code, Message: msg}}
+	return &httpResponse{Error: &failure.Error{Code: code, Message: msg}}
 }

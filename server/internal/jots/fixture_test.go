@@ -14,12 +14,13 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball/tarballtest"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/sqlite"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // cheapPasswords hashes with a real argon2id at a tiny cost: real
@@ -91,17 +92,17 @@ func newFixture(t *testing.T, change func(*jots.Options), opts ...store.Option) 
 }
 
 // call runs a tool and decodes its result into a map.
-func (f *fixture) call(user store.User, tool string, input any) (map[string]any, *runtime.ToolError) {
+func (f *fixture) call(user store.User, tool string, input any) (map[string]any, *failure.Error) {
 	f.t.Helper()
 	data, err := json.Marshal(input)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	out, err := f.svc.Call(context.Background(), runtime.Call{Tool: tool, UserID: user.ID, Input: data})
+	out, err := f.svc.Call(context.Background(), toolcall.Call{Tool: tool, UserID: user.ID, Input: data})
 	if err != nil {
-		var te *runtime.ToolError
+		var te *failure.Error
 		if !errors.As(err, &te) {
-			f.t.Fatalf("%s returned %T %v, not a *runtime.ToolError", tool, err, err)
+			f.t.Fatalf("%s returned %T %v, not a *failure.Error", tool, err, err)
 		}
 		return nil, te
 	}
@@ -212,7 +213,7 @@ func wantSandbox(t *testing.T, what string, r response) {
 
 func storeNewUser(email string) store.NewUser { return store.NewUser{Email: email} }
 
-type runtimeCall = runtime.Call
+type runtimeCall = toolcall.Call
 
 func tarballBuild(name, body string) ([]byte, error) {
 	return tarballtest.Build(tarballtest.Entry{Name: name, Body: body})

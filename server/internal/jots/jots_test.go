@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball/tarballtest"
@@ -63,7 +62,7 @@ func TestManifest_Validate(t *testing.T) {
 
 func TestService_Call(t *testing.T) {
 	f := newFixture(t, nil)
-	wantErr := func(what string, te *runtime.ToolError, code failure.Code, mention ...string) {
+	wantErr := func(what string, te *failure.Error, code failure.Code, mention ...string) {
 		t.Helper()
 		if te == nil || te.Code != code {
 			t.Fatalf("%s: error %v, want code %s", what, te, code)

@@ -11,19 +11,19 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
-func toolErr(code failure.Code, format string, args ...any) *runtime.ToolError {
-	return &runtime.ToolError{Code: code, Message: fmt.Sprintf(format, args...)}
+func toolErr(code failure.Code, format string, args ...any) *failure.Error {
+	return &failure.Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Call runs one of the jots tools for c.UserID. Every failure is a
-// *runtime.ToolError.
-func (s *Service) Call(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
+// *failure.Error.
+func (s *Service) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, error) {
 	if c.UserID == "" {
 		return nil, toolErr(failure.InvalidArguments, "the call has no user")
 	}
@@ -56,7 +56,7 @@ func (s *Service) Call(ctx context.Context, c runtime.Call) (json.RawMessage, er
 		return nil, toolErr(failure.UnknownTool, "jots has no tool %q", c.Tool)
 	}
 	if err != nil {
-		var te *runtime.ToolError
+		var te *failure.Error
 		if errors.As(err, &te) {
 			return nil, te
 		}

@@ -14,11 +14,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // upstreamTool returns a tool function that GETs url and returns the JSON
@@ -66,7 +66,7 @@ func workbenchWithUpstream(tb testing.TB, upstream, era string) *sdk.ClientSessi
 	in := &catalog.Integration{
 		Manifest: mcptest.Manifest("bench", manifest.ModeNone, mcptest.Tool("bench_fetch", "Fetch", "Fetches the upstream.", "")),
 		Caller: mcptest.NewFuncs(map[string]mcptest.ToolFunc{
-			"bench_fetch": func(ctx context.Context, _ runtime.Call) (json.RawMessage, error) { return fetch(ctx) },
+			"bench_fetch": func(ctx context.Context, _ toolcall.Call) (json.RawMessage, error) { return fetch(ctx) },
 		}),
 	}
 	e := start(tb, mcp.Options{Catalog: mcptest.NewSource(in)})

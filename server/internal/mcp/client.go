@@ -8,8 +8,7 @@ import (
 	"log/slog"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // sessionClient lets a plugin talk back to the MCP client of its call: log
@@ -25,7 +24,7 @@ type sessionClient struct {
 	caps *sdk.ClientCapabilities // the request's, which is the session's in the 2025 era
 }
 
-var _ runtime.Client = (*sessionClient)(nil)
+var _ toolcall.Client = (*sessionClient)(nil)
 
 // errNoRoundTrip is Ask's failure where a 2026-07-28 request cannot end
 // with an input-required result.
@@ -60,18 +59,18 @@ func supports(caps *sdk.ClientCapabilities, method string) bool {
 		return false
 	}
 	switch method {
-	case runtime.MethodElicit:
+	case toolcall.MethodElicit:
 		return caps.Elicitation != nil
-	case runtime.MethodSample:
+	case toolcall.MethodSample:
 		return caps.Sampling != nil
-	case runtime.MethodListRoots:
+	case toolcall.MethodListRoots:
 		return caps.RootsV2 != nil
 	}
 	return false
 }
 
 // Ask sends the requests to the client one after the other, in order.
-func (c *sessionClient) Ask(ctx context.Context, reqs []runtime.InputRequest) (map[string]json.RawMessage, error) {
+func (c *sessionClient) Ask(ctx context.Context, reqs []toolcall.InputRequest) (map[string]json.RawMessage, error) {
 	if isNewEra(c.ss) {
 		return nil, errNoRoundTrip
 	}
@@ -112,9 +111,9 @@ func isNewEra(ss *sdk.ServerSession) bool {
 // sdkInputRequest decodes a plugin's input request into the SDK's params.
 // Elicitation without a mode is a form; sampling takes single or listed
 // content.
-func sdkInputRequest(r runtime.InputRequest) (sdk.InputRequest, error) {
+func sdkInputRequest(r toolcall.InputRequest) (sdk.InputRequest, error) {
 	switch r.Method {
-	case runtime.MethodElicit:
+	case toolcall.MethodElicit:
 		var p sdk.ElicitParams
 		if err := json.Unmarshal(r.Params, &p); err != nil {
 			return nil, fmt.Errorf("elicitation request %q: %w", r.Key, err)
@@ -126,7 +125,7 @@ func sdkInputRequest(r runtime.InputRequest) (sdk.InputRequest, error) {
 			}
 		}
 		return &p, nil
-	case runtime.MethodSample:
+	case toolcall.MethodSample:
 		var p sdk.CreateMessageParams
 		if err := json.Unmarshal(r.Params, &p); err == nil {
 			return &p, nil
@@ -136,7 +135,7 @@ func sdkInputRequest(r runtime.InputRequest) (sdk.InputRequest, error) {
 			return nil, fmt.Errorf("sampling request %q: %w", r.Key, err)
 		}
 		return &pt, nil
-	case runtime.MethodListRoots:
+	case toolcall.MethodListRoots:
 		return &sdk.ListRootsParams{}, nil
 	}
 	return nil, fmt.Errorf("input request %q: unknown method %q", r.Key, r.Method)

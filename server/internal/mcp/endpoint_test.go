@@ -20,13 +20,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // The two protocol eras the endpoint serves.
@@ -65,35 +65,35 @@ func demoIntegrations(e *env) []*catalog.Integration {
 	demo.Tools[3].OutputSchema = json.RawMessage(`{"type":"object","required":["id"]}`)
 	funcs := mcptest.NewFuncs(map[string]mcptest.ToolFunc{
 		"demo_echo": mcptest.Echo,
-		"demo_block": func(ctx context.Context, _ runtime.Call) (json.RawMessage, error) {
+		"demo_block": func(ctx context.Context, _ toolcall.Call) (json.RawMessage, error) {
 			e.blocked <- struct{}{}
 			<-ctx.Done()
 			e.canceled <- context.Cause(ctx)
-			return nil, &runtime.ToolError{Code: failure.Canceled, Message: "canceled"}
+			return nil, &failure.Error{Code: failure.Canceled, Message: "canceled"}
 		},
-		"demo_progress": func(_ context.Context, c runtime.Call) (json.RawMessage, error) {
-			c.Progress(runtime.Progress{Done: 1, Total: 2, Message: "half"})
-			c.Progress(runtime.Progress{Done: 2, Total: 2, Message: "whole"})
+		"demo_progress": func(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
+			c.Progress(toolcall.Progress{Done: 1, Total: 2, Message: "half"})
+			c.Progress(toolcall.Progress{Done: 2, Total: 2, Message: "whole"})
 			return json.RawMessage(`{"ok":true}`), nil
 		},
-		"demo_bad_output": func(context.Context, runtime.Call) (json.RawMessage, error) {
+		"demo_bad_output": func(context.Context, toolcall.Call) (json.RawMessage, error) {
 			return json.RawMessage(`{"name":"no id"}`), nil
 		},
-		"demo_confirm": func(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
+		"demo_confirm": func(ctx context.Context, c toolcall.Call) (json.RawMessage, error) {
 			c.Client.Log(slog.LevelWarn, "about to delete")
 			// As the runtime does for the elicit import.
 			e.confirmRuns.Add(1)
-			if !c.Client.Supports(runtime.MethodElicit) {
-				return nil, &runtime.ToolError{Code: "UNSUPPORTED", Message: "elicit: the client did not declare the capability",
+			if !c.Client.Supports(toolcall.MethodElicit) {
+				return nil, &failure.Error{Code: "UNSUPPORTED", Message: "elicit: the client did not declare the capability",
 					Details: json.RawMessage(`{"requiredCapabilities":{"elicitation":{}}}`)}
 			}
-			res, err := c.Client.Ask(ctx, []runtime.InputRequest{{Key: "confirm", Method: runtime.MethodElicit,
+			res, err := c.Client.Ask(ctx, []toolcall.InputRequest{{Key: "confirm", Method: toolcall.MethodElicit,
 				Params: json.RawMessage(`{"message":"Delete it?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}}}}`)}})
 			switch {
-			case errors.Is(err, runtime.ErrInputRequired):
-				return nil, &runtime.ToolError{Code: failure.InputRequired, Message: "input required"}
+			case errors.Is(err, toolcall.ErrInputRequired):
+				return nil, &failure.Error{Code: failure.InputRequired, Message: "input required"}
 			case err != nil:
-				return nil, &runtime.ToolError{Code: "CLIENT_ERROR", Message: err.Error()}
+				return nil, &failure.Error{Code: "CLIENT_ERROR", Message: err.Error()}
 			}
 			return res["confirm"], nil
 		},

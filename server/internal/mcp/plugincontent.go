@@ -14,9 +14,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // pluginContent indexes what plugins serve besides tools (docs/abi.md,
@@ -327,9 +327,9 @@ func (e *Endpoint) getPluginPrompt(ctx context.Context, req *sdk.GetPromptReques
 	return res, nil
 }
 
-// contentClient is the runtime.Client of a prompt or resource export: nil
+// contentClient is the toolcall.Client of a prompt or resource export: nil
 // without a session, else as clientFor decides.
-func (e *Endpoint) contentClient(ctx context.Context, ss *sdk.ServerSession, caps *sdk.ClientCapabilities, binding string, responses sdk.InputResponseMap, state string) (runtime.Client, *roundClient, error) {
+func (e *Endpoint) contentClient(ctx context.Context, ss *sdk.ServerSession, caps *sdk.ClientCapabilities, binding string, responses sdk.InputResponseMap, state string) (toolcall.Client, *roundClient, error) {
 	if ss == nil {
 		return nil, nil, nil
 	}
@@ -337,23 +337,23 @@ func (e *Endpoint) contentClient(ctx context.Context, ss *sdk.ServerSession, cap
 }
 
 // callExport runs a resource or prompt export of an integration for a user.
-func (e *Endpoint) callExport(ctx context.Context, user, integration, export string, input []byte, client runtime.Client) (json.RawMessage, *runtime.ToolError) {
+func (e *Endpoint) callExport(ctx context.Context, user, integration, export string, input []byte, client toolcall.Client) (json.RawMessage, *failure.Error) {
 	ctx, cancel := e.scoped(ctx)
 	defer cancel()
 	v, release := e.opts.Catalog.Acquire()
 	defer release()
 	in, ok := v.Integration(integration)
 	if !ok {
-		return nil, &runtime.ToolError{Code: failure.UnknownTool, Message: fmt.Sprintf("integration %s is no longer loaded", integration)}
+		return nil, &failure.Error{Code: failure.UnknownTool, Message: fmt.Sprintf("integration %s is no longer loaded", integration)}
 	}
-	call := runtime.Call{Export: export, UserID: user, Input: input, Client: client}
+	call := toolcall.Call{Export: export, UserID: user, Input: input, Client: client}
 	out, err := in.Caller.Call(ctx, call)
 	if err != nil {
-		var terr *runtime.ToolError
+		var terr *failure.Error
 		if errors.As(err, &terr) {
 			return nil, terr
 		}
-		return nil, &runtime.ToolError{Code: "TOOL_ERROR", Message: err.Error()}
+		return nil, &failure.Error{Code: "TOOL_ERROR", Message: err.Error()}
 	}
 	return out, nil
 }

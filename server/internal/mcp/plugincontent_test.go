@@ -10,11 +10,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // media is an integration with content results, resources, a template and
@@ -32,20 +33,20 @@ func media() *catalog.Integration {
 	m.Prompts = []manifest.Prompt{{Name: "media_greet", Arguments: []manifest.PromptArgument{
 		{Name: "who", Required: true, Completions: []string{"world", "wide"}}}}}
 	funcs := mcptest.NewFuncs(map[string]mcptest.ToolFunc{
-		"media_mixed": func(context.Context, runtime.Call) (json.RawMessage, error) {
+		"media_mixed": func(context.Context, toolcall.Call) (json.RawMessage, error) {
 			return json.RawMessage(`{"$content":[{"type":"text","text":"hi"},{"type":"image","data":"AQI=","mimeType":"image/png"},
 				{"type":"audio","data":"Aw==","mimeType":"audio/wav"},{"type":"resource","resource":{"uri":"media://x","text":"t"}}]}`), nil
 		},
-		"media_typed": func(context.Context, runtime.Call) (json.RawMessage, error) {
+		"media_typed": func(context.Context, toolcall.Call) (json.RawMessage, error) {
 			return json.RawMessage(`{"$content":[{"type":"text","text":"one"}],"$structured":{"n":1}}`), nil
 		},
-		"media_bad": func(context.Context, runtime.Call) (json.RawMessage, error) {
+		"media_bad": func(context.Context, toolcall.Call) (json.RawMessage, error) {
 			return json.RawMessage(`{"$content":[{"type":"image","mimeType":"image/png"}]}`), nil
 		},
-		"media_needs_sampling": func(context.Context, runtime.Call) (json.RawMessage, error) {
-			return nil, &runtime.ToolError{Code: "UNSUPPORTED", Message: "sample is not available", Details: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`)}
+		"media_needs_sampling": func(context.Context, toolcall.Call) (json.RawMessage, error) {
+			return nil, &failure.Error{Code: "UNSUPPORTED", Message: "sample is not available", Details: json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`)}
 		},
-		manifest.DefaultResourceExport: func(_ context.Context, c runtime.Call) (json.RawMessage, error) {
+		manifest.DefaultResourceExport: func(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
 			var req struct {
 				URI       string            `json:"uri"`
 				Variables map[string]string `json:"variables"`
@@ -60,9 +61,9 @@ func media() *catalog.Integration {
 				b, _ := json.Marshal(map[string]any{"contents": []any{map[string]string{"text": "item " + req.Variables["id"]}}})
 				return b, nil
 			}
-			return nil, &runtime.ToolError{Code: "NOT_FOUND", Message: "gone"}
+			return nil, &failure.Error{Code: "NOT_FOUND", Message: "gone"}
 		},
-		manifest.DefaultPromptExport: func(_ context.Context, c runtime.Call) (json.RawMessage, error) {
+		manifest.DefaultPromptExport: func(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
 			var req struct {
 				Arguments map[string]string `json:"arguments"`
 			}

@@ -11,17 +11,17 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
-// roundClient is the runtime.Client of a 2026-07-28 tools/call, prompts/get
+// roundClient is the toolcall.Client of a 2026-07-28 tools/call, prompts/get
 // or resources/read (input-required results, SEP-2322). The protocol has no
 // server-to-client requests, so the plugin's elicit, sample and input
 // imports are answered from what the client sent with the request: the
 // answers of earlier rounds sealed in its requestState and the new
 // inputResponses. A request without an answer is noted and ends the call
-// (runtime.ErrInputRequired); the endpoint then answers with an
+// (toolcall.ErrInputRequired); the endpoint then answers with an
 // input-required result carrying every request noted and a new
 // requestState holding the answers the call used, and the client calls
 // again with its answers. Tools run again from the start on every round.
@@ -36,13 +36,13 @@ type roundClient struct {
 	missing sdk.InputRequestMap          // requests it has no answer for
 }
 
-var _ runtime.Client = (*roundClient)(nil)
+var _ toolcall.Client = (*roundClient)(nil)
 
-// clientFor returns the runtime.Client of a request: a roundClient for a
+// clientFor returns the toolcall.Client of a request: a roundClient for a
 // 2026-07-28 request, whose requestState must be valid (a JSON-RPC invalid
 // params error otherwise), and a sessionClient for a 2025-era session.
 // binding names the request (see bindingOf).
-func (e *Endpoint) clientFor(sc *sessionClient, binding string, responses sdk.InputResponseMap, state string) (runtime.Client, *roundClient, error) {
+func (e *Endpoint) clientFor(sc *sessionClient, binding string, responses sdk.InputResponseMap, state string) (toolcall.Client, *roundClient, error) {
 	if !isNewEra(sc.ss) {
 		return sc, nil, nil
 	}
@@ -78,18 +78,18 @@ func (e *Endpoint) clientFor(sc *sessionClient, binding string, responses sdk.In
 func answerMethod(r sdk.InputResponse) string {
 	switch r.(type) {
 	case *sdk.ElicitResult:
-		return runtime.MethodElicit
+		return toolcall.MethodElicit
 	case *sdk.CreateMessageResult, *sdk.CreateMessageWithToolsResult:
-		return runtime.MethodSample
+		return toolcall.MethodSample
 	case *sdk.ListRootsResult:
-		return runtime.MethodListRoots
+		return toolcall.MethodListRoots
 	}
 	return ""
 }
 
 // Ask answers from the client's answers to the same key and method; it
 // notes every request without one and then returns ErrInputRequired.
-func (c *roundClient) Ask(_ context.Context, reqs []runtime.InputRequest) (map[string]json.RawMessage, error) {
+func (c *roundClient) Ask(_ context.Context, reqs []toolcall.InputRequest) (map[string]json.RawMessage, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[string]json.RawMessage, len(reqs))
@@ -109,7 +109,7 @@ func (c *roundClient) Ask(_ context.Context, reqs []runtime.InputRequest) (map[s
 		c.missing[r.Key] = ir
 	}
 	if len(c.missing) > 0 {
-		return nil, fmt.Errorf("%d input requests unanswered: %w", len(c.missing), runtime.ErrInputRequired)
+		return nil, fmt.Errorf("%d input requests unanswered: %w", len(c.missing), toolcall.ErrInputRequired)
 	}
 	return out, nil
 }

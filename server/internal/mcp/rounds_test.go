@@ -9,8 +9,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 func TestBindingOf(t *testing.T) {
@@ -47,22 +47,22 @@ func TestRoundClient_Ask(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := &roundClient{binding: "b", used: map[string]roundstate.Answer{}, answers: map[string]roundstate.Answer{
-		"name":  {Method: runtime.MethodElicit, Result: json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)},
-		"roots": {Method: runtime.MethodElicit, Result: json.RawMessage(`{"action":"decline"}`)}, // answers the wrong kind
+		"name":  {Method: toolcall.MethodElicit, Result: json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)},
+		"roots": {Method: toolcall.MethodElicit, Result: json.RawMessage(`{"action":"decline"}`)}, // answers the wrong kind
 	}}
 	elicit := json.RawMessage(`{"message":"Name?","requestedSchema":{"type":"object"}}`)
-	res, err := rc.Ask(context.Background(), []runtime.InputRequest{{Key: "name", Method: runtime.MethodElicit, Params: elicit}})
+	res, err := rc.Ask(context.Background(), []toolcall.InputRequest{{Key: "name", Method: toolcall.MethodElicit, Params: elicit}})
 	if err != nil || string(res["name"]) != `{"action":"accept","content":{"name":"Ada"}}` {
 		t.Fatalf("answered: %s %v", res, err)
 	}
 	if _, _, ok, _ := rc.inputRequired(states, failure.InputRequired); ok {
 		t.Fatal("nothing is missing yet")
 	}
-	_, err = rc.Ask(context.Background(), []runtime.InputRequest{
-		{Key: "roots", Method: runtime.MethodListRoots, Params: json.RawMessage(`{}`)},
-		{Key: "ask", Method: runtime.MethodSample, Params: json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5}`)},
+	_, err = rc.Ask(context.Background(), []toolcall.InputRequest{
+		{Key: "roots", Method: toolcall.MethodListRoots, Params: json.RawMessage(`{}`)},
+		{Key: "ask", Method: toolcall.MethodSample, Params: json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5}`)},
 	})
-	if !errors.Is(err, runtime.ErrInputRequired) {
+	if !errors.Is(err, toolcall.ErrInputRequired) {
 		t.Fatalf("missing answers: %v", err)
 	}
 	if _, _, ok, _ := rc.inputRequired(states, "TIMEOUT"); ok {
@@ -79,7 +79,7 @@ func TestRoundClient_Ask(t *testing.T) {
 		t.Fatalf("sampling request = %#v", reqs["ask"])
 	}
 	carried, err := states.Open(state, "b")
-	if err != nil || len(carried) != 1 || carried["name"].Method != runtime.MethodElicit {
+	if err != nil || len(carried) != 1 || carried["name"].Method != toolcall.MethodElicit {
 		t.Fatalf("the state carries the used answers only: %v %v", carried, err)
 	}
 	if _, err := states.Open(state, "other"); !errors.Is(err, roundstate.ErrInvalid) {

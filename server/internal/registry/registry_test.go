@@ -15,6 +15,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 func TestDiscover(t *testing.T) {
@@ -120,7 +121,7 @@ func TestLoad_Snapshot(t *testing.T) {
 	if _, ok := s.Tool("zebra_fly"); ok {
 		t.Error("Tool(zebra_fly) found")
 	}
-	out, err := tool.Integration.Plugin.Call(context.Background(), runtime.Call{Tool: "zebra_graze", UserID: "u1", Input: []byte(`{"grass":1}`)})
+	out, err := tool.Integration.Plugin.Call(context.Background(), toolcall.Call{Tool: "zebra_graze", UserID: "u1", Input: []byte(`{"grass":1}`)})
 	if err != nil || string(out) != `{"grass":1}` {
 		t.Errorf("Call = %s, %v; want the input echoed", out, err)
 	}
@@ -306,7 +307,7 @@ func callEcho(s *Snapshot, slug string) error {
 	if !ok {
 		return errors.New("no tool " + slug)
 	}
-	out, err := tool.Integration.Plugin.Call(context.Background(), runtime.Call{Tool: slug, UserID: "u", Input: []byte(`{"n":1}`)})
+	out, err := tool.Integration.Plugin.Call(context.Background(), toolcall.Call{Tool: slug, UserID: "u", Input: []byte(`{"n":1}`)})
 	if err != nil {
 		return err
 	}
@@ -317,7 +318,7 @@ func callEcho(s *Snapshot, slug string) error {
 }
 
 func isClosed(err error) bool {
-	var te *runtime.ToolError
+	var te *failure.Error
 	return errors.As(err, &te) && te.Code == failure.PluginClosed
 }
 

@@ -9,12 +9,13 @@ import (
 
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // Caller runs one tool of an integration; *runtime.Plugin implements it.
-// Every failure is a *runtime.ToolError.
+// Every failure is a *failure.Error.
 type Caller interface {
-	Call(ctx context.Context, c runtime.Call) (json.RawMessage, error)
+	Call(ctx context.Context, c toolcall.Call) (json.RawMessage, error)
 }
 
 var _ Caller = (*runtime.Plugin)(nil)

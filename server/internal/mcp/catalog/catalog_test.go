@@ -11,6 +11,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/registry"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 func integration(name string, slugs ...string) *catalog.Integration {
@@ -119,12 +120,12 @@ func TestRegistry(t *testing.T) {
 		t.Error("beta_echo missing after the swap")
 	}
 	tool, _ := leased.Tool("alpha_echo")
-	out, err := tool.Integration.Caller.Call(ctx, runtime.Call{Tool: "alpha_echo", UserID: "u", Input: []byte(`{"message":"still open"}`)})
+	out, err := tool.Integration.Caller.Call(ctx, toolcall.Call{Tool: "alpha_echo", UserID: "u", Input: []byte(`{"message":"still open"}`)})
 	if err != nil || string(out) != `{"message":"still open"}` {
 		t.Errorf("call on the leased old view = %s, %v", out, err)
 	}
 	release()
-	if _, err := tool.Integration.Caller.Call(ctx, runtime.Call{Tool: "alpha_echo", UserID: "u", Input: []byte(`{}`)}); err == nil {
+	if _, err := tool.Integration.Caller.Call(ctx, toolcall.Call{Tool: "alpha_echo", UserID: "u", Input: []byte(`{}`)}); err == nil {
 		t.Error("the old plugin still runs after its last lease")
 	}
 }

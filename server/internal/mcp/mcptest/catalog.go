@@ -8,13 +8,13 @@ import (
 	"sync/atomic"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // ToolFunc implements one tool.
-type ToolFunc func(ctx context.Context, c runtime.Call) (json.RawMessage, error)
+type ToolFunc func(ctx context.Context, c toolcall.Call) (json.RawMessage, error)
 
 // Funcs is a catalog.Caller that dispatches to Go functions by slug and
 // counts the calls.
@@ -32,7 +32,7 @@ func NewFuncs(fns map[string]ToolFunc) *Funcs {
 // Call implements catalog.Caller: c.Export, when set, names the function
 // (a resource or prompt export), else c.Tool. An unknown name fails as the
 // runtime does.
-func (f *Funcs) Call(ctx context.Context, c runtime.Call) (json.RawMessage, error) {
+func (f *Funcs) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, error) {
 	name := c.Tool
 	if c.Export != "" {
 		name = c.Export
@@ -42,7 +42,7 @@ func (f *Funcs) Call(ctx context.Context, c runtime.Call) (json.RawMessage, erro
 	f.calls[name]++
 	f.mu.Unlock()
 	if fn == nil {
-		return nil, &runtime.ToolError{Code: failure.UnknownTool, Message: "no tool " + name}
+		return nil, &failure.Error{Code: failure.UnknownTool, Message: "no tool " + name}
 	}
 	return fn(ctx, c)
 }
@@ -55,7 +55,7 @@ func (f *Funcs) Calls(slug string) int {
 }
 
 // Echo returns its input.
-func Echo(_ context.Context, c runtime.Call) (json.RawMessage, error) {
+func Echo(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
 	if len(c.Input) == 0 {
 		return json.RawMessage(`{}`), nil
 	}
@@ -64,8 +64,8 @@ func Echo(_ context.Context, c runtime.Call) (json.RawMessage, error) {
 
 // Fail returns a tool error with code and message.
 func Fail(code failure.Code, message string) ToolFunc {
-	return func(context.Context, runtime.Call) (json.RawMessage, error) {
-		return nil, &runtime.ToolError{Code: code, Message: message}
+	return func(context.Context, toolcall.Call) (json.RawMessage, error) {
+		return nil, &failure.Error{Code: code, Message: message}
 	}
 }
 

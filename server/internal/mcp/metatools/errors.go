@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 )
 
@@ -52,7 +51,7 @@ func notConnected(integration string) *Error {
 // UNKNOWN_TOOL keep their code, deadlines become TIMEOUT, everything else
 // TOOL_ERROR with the original code as Reason.
 func fromToolError(err error, integration string) *Error {
-	var te *runtime.ToolError
+	var te *failure.Error
 	if !errors.As(err, &te) {
 		return &Error{Code: failure.ToolError, Reason: failure.Internal, Message: "the tool failed: " + err.Error(), Integration: integration}
 	}

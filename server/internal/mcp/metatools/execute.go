@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // Execution is one item of execute_tools.
@@ -162,9 +162,9 @@ func (t *Tools) run(ctx context.Context, p Principal, memo *connectedMemo, tool 
 	if !ok {
 		return ExecutionResult{Error: notConnected(integration)}
 	}
-	call := runtime.Call{Tool: tool.Spec.Slug, UserID: p.UserID, Input: args, Client: peer.Client}
+	call := toolcall.Call{Tool: tool.Spec.Slug, UserID: p.UserID, Input: args, Client: peer.Client}
 	if peer.Progress != nil {
-		call.Progress = func(pr runtime.Progress) { peer.Progress(pr.Done, pr.Total, pr.Message) }
+		call.Progress = func(pr toolcall.Progress) { peer.Progress(pr.Done, pr.Total, pr.Message) }
 	}
 	out, err := tool.Integration.Caller.Call(ctx, call)
 	if err != nil {

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 const repoSchema = `{"type":"object","properties":{"owner":{"type":"string","minLength":1},"repo":{"type":"string"},"per_page":{"type":"integer","minimum":1,"maximum":100}},"required":["owner","repo"],"additionalProperties":false}`
@@ -34,14 +34,14 @@ func newFixture(t testing.TB, opts metatools.Options) *fixture {
 	t.Helper()
 	f := &fixture{conns: mcptest.NewConnections("https://wb.test", "github", "jira"), curl: &mcptest.CurlSessions{Base: "https://wb.test"}}
 	f.github = mcptest.NewFuncs(map[string]mcptest.ToolFunc{
-		"github_get_repo": func(_ context.Context, c runtime.Call) (json.RawMessage, error) {
+		"github_get_repo": func(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
 			var in struct{ Owner, Repo string }
 			if err := json.Unmarshal(c.Input, &in); err != nil {
-				return nil, &runtime.ToolError{Code: failure.InvalidArguments, Message: err.Error()}
+				return nil, &failure.Error{Code: failure.InvalidArguments, Message: err.Error()}
 			}
 			return json.Marshal(map[string]any{"full_name": in.Owner + "/" + in.Repo, "user": c.UserID})
 		},
-		"github_create_issue": func(_ context.Context, c runtime.Call) (json.RawMessage, error) {
+		"github_create_issue": func(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
 			return json.RawMessage(`{"number":42}`), nil
 		},
 		"github_missing":    mcptest.Fail("NOT_FOUND", "repository octo/nope not found"),
@@ -100,7 +100,7 @@ func newFixture(t testing.TB, opts metatools.Options) *fixture {
 }
 
 // slow holds a slot for 30 ms and records the most calls that ran at once.
-func (f *fixture) slow(ctx context.Context, _ runtime.Call) (json.RawMessage, error) {
+func (f *fixture) slow(ctx context.Context, _ toolcall.Call) (json.RawMessage, error) {
 	n := f.running.Add(1)
 	defer f.running.Add(-1)
 	for {
@@ -113,15 +113,15 @@ func (f *fixture) slow(ctx context.Context, _ runtime.Call) (json.RawMessage, er
 	case <-time.After(30 * time.Millisecond):
 		return json.RawMessage(`{"slept":true}`), nil
 	case <-ctx.Done():
-		return nil, &runtime.ToolError{Code: failure.Canceled, Message: "the call was canceled"}
+		return nil, &failure.Error{Code: failure.Canceled, Message: "the call was canceled"}
 	}
 }
 
 // progressTool reports 1/4, 2/4, a regression to 1/4, then 3/4, and returns.
-func progressTool(_ context.Context, c runtime.Call) (json.RawMessage, error) {
+func progressTool(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
 	for _, d := range []float64{1, 2, 1, 3} {
 		if c.Progress != nil {
-			c.Progress(runtime.Progress{Done: d, Total: 4, Message: "step"})
+			c.Progress(toolcall.Progress{Done: d, Total: 4, Message: "step"})
 		}
 	}
 	return json.RawMessage(`{"done":true}`), nil

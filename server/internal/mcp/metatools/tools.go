@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
 	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/mcp/search"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // DefaultConcurrency is how many executions of one execute_tools call run at
@@ -77,8 +77,8 @@ type Peer struct {
 	// progress token.
 	Progress ProgressFunc
 	// Client carries the plugins' log records, elicitation and sampling
-	// requests (runtime.Call.Client).
-	Client runtime.Client
+	// requests (toolcall.Call.Client).
+	Client toolcall.Client
 }
 
 // New returns the meta-tools over opts.Catalog.

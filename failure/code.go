@@ -159,3 +159,15 @@ const (
 	// ClientAborted: the client went away during the response (logged only).
 	ClientAborted Code = "CLIENT_ABORTED"
 )
+
+// Codes of the JSON API (/api), beside the ones derived from HTTP statuses.
+const (
+	// Unauthenticated: the request carries no valid API token or portal
+	// session.
+	Unauthenticated Code = "UNAUTHENTICATED"
+	// Forbidden: the caller may not use the route (an admin route).
+	Forbidden Code = "FORBIDDEN"
+	// CSRFMismatch: a write made with the portal's session cookie lacks the
+	// session's CSRF token.
+	CSRFMismatch Code = "CSRF_MISMATCH"
+)

@@ -22,7 +22,7 @@ func BenchmarkBoot(b *testing.B) {
 			b.Fatal(err)
 		}
 		cfg.ListenAddr, cfg.DataDir, cfg.BuiltinPluginsDir = "127.0.0.1:0", dataDir, builtin
-		s, err := New(cfg, slog.New(slog.DiscardHandler))
+		s, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
@@ -95,6 +96,11 @@ type Config struct {
 	// each) running at once (PASSWORD_HASH_CONCURRENCY); zero means the
 	// number of CPUs.
 	PasswordHashConcurrency int
+
+	// Announce is where the first start prints the first admin's one-time
+	// sign-in link and API token, shown once. It is not read from the
+	// environment; nil means os.Stdout.
+	Announce io.Writer
 
 	// MCPAuthenticator resolves the bearer tokens of /mcp requests. It is not
 	// read from the environment; nil means the API tokens in the store.

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/connect/fakeoauth"
+	"github.com/workbench-dev/workbench/server/internal/connections"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
@@ -69,7 +71,7 @@ func TestServer_OAuthConnect(t *testing.T) {
 	buildAuthPlugins(t, plugins)
 	w := startWorkbench(t, Config{ListenAddr: addr, DataDir: t.TempDir(), PluginsDir: plugins, EgressAllowPrivate: true})
 	alice, bob := w.addUser(t, "alice@example.com"), w.addUser(t, "bob@example.com")
-	svc := w.srv.state.connect
+	svc := serviceOf[*connect.Service](t, w.srv)
 	ctx := context.Background()
 	// Alice's browser signs in when the first connect link sends it to the
 	// sign-in page; Bob's signs in now. (Each sign-in costs an argon2id
@@ -181,7 +183,7 @@ func TestServer_OAuthConnect(t *testing.T) {
 	})
 
 	t.Run("callback in another user's session", func(t *testing.T) {
-		if err := w.srv.state.connections.Disconnect(ctx, alice.ID, "posty"); err != nil {
+		if err := serviceOf[*connections.Service](t, w.srv).Disconnect(ctx, alice.ID, "posty"); err != nil {
 			t.Fatal(err)
 		}
 		link, id, err := svc.Connect(ctx, alice.ID, "posty")
@@ -203,7 +205,7 @@ func TestServer_OAuthConnect(t *testing.T) {
 			t.Fatalf("alice's request is %s", status)
 		}
 		for _, u := range []store.User{alice, bob} {
-			if _, err := w.srv.state.store.Connection(ctx, u.ID, "posty"); !errors.Is(err, store.ErrNotFound) {
+			if _, err := w.srv.store.Connection(ctx, u.ID, "posty"); !errors.Is(err, store.ErrNotFound) {
 				t.Fatalf("%s got a connection: %v", u.Email, err)
 			}
 		}
@@ -248,17 +250,17 @@ func TestServer_connectErrors(t *testing.T) {
 	wantPage(t, "pattern mismatch", b.post(form.location, url.Values{"csrf": {tok}, "f_site": {"ACME!"}, "f_api_key": {"k"}}), http.StatusUnprocessableEntity,
 		"Site is not in the expected format")
 	id := strings.TrimPrefix(form.location, "/connect/")
-	p, err := w.srv.state.store.Pending(ctx, alice.ID, id)
+	p, err := w.srv.store.Pending(ctx, alice.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(p.ExpiresAt) + 50*time.Millisecond)
 	wantPage(t, "expired", b.post(form.location, url.Values{"csrf": {tok}, "f_site": {"acme"}, "f_api_key": {"k"}}), http.StatusGone, "ran out of time")
-	status, reason, err := w.srv.state.connect.Wait(ctx, alice.ID, id, time.Second)
+	status, reason, err := serviceOf[*connect.Service](t, w.srv).Wait(ctx, alice.ID, id, time.Second)
 	if err != nil || status != store.PendingExpired || reason == "" {
 		t.Fatalf("Wait on the expired request = %s, %q, %v", status, reason, err)
 	}
-	if _, _, err := w.srv.state.connect.Wait(ctx, alice.ID, "pc_nope", time.Second); err == nil || !strings.Contains(err.Error(), "unknown connection") {
+	if _, _, err := serviceOf[*connect.Service](t, w.srv).Wait(ctx, alice.ID, "pc_nope", time.Second); err == nil || !strings.Contains(err.Error(), "unknown connection") {
 		t.Fatalf("Wait on a wrong id: %v", err)
 	}
 }

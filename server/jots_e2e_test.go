@@ -40,7 +40,7 @@ func newJotsAgent(t *testing.T, w *workbench, email string) *jotsAgent {
 	t.Helper()
 	ctx := context.Background()
 	u := w.addUser(t, email)
-	_, token, err := accounts.CreateToken(ctx, w.srv.state.store, u.ID, "agent")
+	_, token, err := accounts.CreateToken(ctx, w.srv.store, u.ID, "agent")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/server/internal/accounts"
+	"github.com/workbench-dev/workbench/server/internal/portal"
 )
 
 // TestOAuthServer_flow drives registration, sign-in, consent, the code
@@ -190,7 +191,7 @@ func TestOAuthServer_insufficientScope(t *testing.T) {
 		t.Fatalf("granted %v", offline["scope"])
 	}
 	full := tokenFor("mcp offline_access")
-	_, apiToken, err := accounts.CreateToken(context.Background(), w.srv.state.store, ann.ID, "scope test")
+	_, apiToken, err := accounts.CreateToken(context.Background(), w.srv.store, ann.ID, "scope test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func TestOAuthServer_TypeScriptClient(t *testing.T) {
 	base, _ := url.Parse(w.base)
 	var cookie string
 	for _, c := range b.jar.Cookies(base) {
-		if c.Name == w.srv.state.portal.SessionCookieName() {
+		if c.Name == serviceOf[*portal.Portal](t, w.srv).SessionCookieName() {
 			cookie = c.Name + "=" + c.Value
 		}
 	}

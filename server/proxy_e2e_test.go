@@ -184,14 +184,14 @@ func TestServer_curlSessionProxy(t *testing.T) {
 	plugins := filepath.Join(t.TempDir(), "plugins")
 	buildProxyPlugins(t, plugins)
 	w := startWorkbench(t, Config{DataDir: t.TempDir(), PluginsDir: plugins, EgressAllowPrivate: true})
-	st := w.srv.state
+	conns := serviceOf[*connections.Service](t, w.srv)
 	ctx := context.Background()
 	alice := w.addUser(t, "alice@example.com")
-	if _, err := st.connections.Save(ctx, alice.ID, "hubby", connections.Secret{Mode: credential.ModeOAuth2,
+	if _, err := conns.Save(ctx, alice.ID, "hubby", connections.Secret{Mode: credential.ModeOAuth2,
 		Credential: credential.Credential{AccessToken: "gho_e2e_real"}}); err != nil {
 		t.Fatal(err)
 	}
-	_, apiToken, err := accounts.CreateToken(ctx, st.store, alice.ID, "agent")
+	_, apiToken, err := accounts.CreateToken(ctx, w.srv.store, alice.ID, "agent")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +219,11 @@ func TestServer_curlSessionProxy(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || !strings.Contains(refused["message"].(string), "3 of 4") {
 		t.Fatalf("refusal = %v, want every offender %v", refused, want)
 	}
-	if sessions, _ := st.store.CurlSessions(ctx, alice.ID); len(sessions) != 0 {
+	if sessions, _ := w.srv.store.CurlSessions(ctx, alice.ID); len(sessions) != 0 {
 		t.Fatalf("a refused curl_session stored %d sessions", len(sessions))
 	}
 
-	if _, err := st.connections.Save(ctx, alice.ID, "keyq", connections.Secret{Mode: credential.ModeAPIKey,
+	if _, err := conns.Save(ctx, alice.ID, "keyq", connections.Secret{Mode: credential.ModeAPIKey,
 		Credential: credential.Credential{Fields: map[string]string{"api_key": "key_e2e_real"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestServer_curlSessionProxy(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for len(calls) < 5 && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
-			calls, _ = st.store.ProxyCalls(ctx, store.ProxyCallFilter{UserID: alice.ID})
+			calls, _ = w.srv.store.ProxyCalls(ctx, store.ProxyCallFilter{UserID: alice.ID})
 		}
 		if len(calls) != 5 {
 			t.Fatalf("audit rows: %+v", calls)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/pgtest"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -53,7 +54,7 @@ func TestServer_restartKeepsState(t *testing.T) {
 			if laptop == nil {
 				t.Fatalf("no token shown:\n%s", created.body)
 			}
-			pendingLink, pendingID, err := first.srv.state.connect.Connect(ctx, alice.ID, "oauthy")
+			pendingLink, pendingID, err := serviceOf[*connect.Service](t, first.srv).Connect(ctx, alice.ID, "oauthy")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,11 +75,11 @@ func TestServer_restartKeepsState(t *testing.T) {
 			if err != nil || seen["apiKey"] != "k-123" {
 				t.Fatalf("keyed call after restart: %v, %v", seen, err)
 			}
-			if status, _, err := second.srv.state.connect.Wait(ctx, alice.ID, pendingID, 0); err != nil || status != store.PendingWaiting {
+			if status, _, err := serviceOf[*connect.Service](t, second.srv).Wait(ctx, alice.ID, pendingID, 0); err != nil || status != store.PendingWaiting {
 				t.Fatalf("pending connection after restart: %s, %v", status, err)
 			}
 			wantPage(t, "finishing the pending connection", connectViaBrowser(t, b, pendingLink, "alice@example.com"), http.StatusOK, "You are connected")
-			if status, _, _ := second.srv.state.connect.Wait(ctx, alice.ID, pendingID, 0); status != store.PendingConnected {
+			if status, _, _ := serviceOf[*connect.Service](t, second.srv).Wait(ctx, alice.ID, pendingID, 0); status != store.PendingConnected {
 				t.Fatalf("pending connection = %s", status)
 			}
 			if exchanges, _ := fake.Counts(); exchanges != 1 {

@@ -4,27 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/workbench-dev/workbench/runtime"
-	"github.com/workbench-dev/workbench/runtime/credential"
-	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/extism"
-	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
-	mcpcatalog "github.com/workbench-dev/workbench/server/internal/mcp/catalog"
-	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/registry"
-	"github.com/workbench-dev/workbench/server/internal/secrets"
+	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
 // Timeouts of the HTTP server and of shutdown.
@@ -37,28 +32,39 @@ const (
 // ErrAlreadyRun is returned by a second call to Run.
 var ErrAlreadyRun = errors.New("server: Run was already called")
 
-// Server is one Workbench server. Create it with New and start it with Run.
+// Server is one Workbench server. New opens everything it needs and builds
+// every route; Run serves until its context ends and then closes it all.
 type Server struct {
-	cfg    Config
-	logger *slog.Logger
-	app    *fiber.App
-	reg    *registry.Registry
-	mcp    *mcp.Endpoint // /mcp
+	cfg      Config
+	logger   *slog.Logger
+	app      *fiber.App
+	store    store.Store
+	reg      *registry.Registry
+	host     *runtime.Host
+	mcp      *mcp.Endpoint // /mcp
+	services []any         // started by Run when they are runners, closed by Close when closers
 
-	announce  io.Writer          // where the first-start notice goes (AnnounceTo)
-	passwords *secrets.Passwords // every password hash and check, under one bound
-	state     *state             // the store and its services, set by Run before Ready
-
-	started atomic.Bool
-	loading atomic.Bool
-	addr    atomic.Pointer[string]
-	ready   chan struct{}
+	started   atomic.Bool
+	loading   atomic.Bool
+	addr      atomic.Pointer[string]
+	ready     chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 }
 
+// runner is a service with background work (sweepers, audit writers): Run
+// works until ctx ends.
+type runner interface{ Run(ctx context.Context) }
+
+// closer is a service that holds resources until the server stops.
+type closer interface{ Close() error }
+
 // New validates cfg (applying defaults to unset fields), creates the data
-// directory and prepares the HTTP routes. Nothing listens until Run. A nil
-// logger discards.
-func New(cfg Config, logger *slog.Logger) (*Server, error) {
+// directory, opens (and migrates) the store, creates the first admin on an
+// empty one, and builds the plugin host, every service and every route, in
+// one pass. Nothing listens until Run. If New fails, whatever it opened is
+// closed again. A nil logger discards.
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -74,69 +80,16 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("DATA_DIR: %w", err)
 	}
-	s := &Server{
-		cfg:    cfg,
-		logger: logger,
-		reg:    registry.New(logger.With("component", "registry")),
-		ready:  make(chan struct{}),
-
-		passwords: secrets.NewPasswords(secrets.PasswordOptions{Concurrency: cfg.PasswordHashConcurrency}),
-
-		announce: os.Stdout,
-	}
-	s.app = fiber.New(fiber.Config{
-		DisableStartupMessage: true,
-		ErrorHandler:          httpapi.ErrorHandler(logger.With("component", "http")),
-		ReadTimeout:           readTimeout,
-		IdleTimeout:           idleTimeout,
-		// No WriteTimeout: /mcp streams responses for as long as a call runs;
-		// each call has its own deadline.
-		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
-	})
-	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, streamedBodies...)) // server/proxy.go
-	httpapi.Register(s.app, httpapi.Deps{Health: s})
-
-	// /mcp: the MCP endpoint (server/internal/mcp).
-	ep, err := s.newMCPEndpoint(logger.With("component", "mcp"))
-	if err != nil {
+	s := &Server{cfg: cfg, logger: logger, ready: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Close())
+		}
+	}()
+	if err := s.open(ctx); err != nil {
 		return nil, err
 	}
-	s.mcp = ep
-	s.app.All("/mcp", fiberfix.Bridge(context.Background(), ep, 0))
 	return s, nil
-}
-
-// newMCPEndpoint builds the /mcp endpoint over the registry, with API
-// tokens and connections from the store (mcp_services.go).
-func (s *Server) newMCPEndpoint(logger *slog.Logger) (*mcp.Endpoint, error) {
-	var authenticator mcp.Authenticator = storeTokens{s}
-	if s.cfg.MCPAuthenticator != nil {
-		authenticator = s.cfg.MCPAuthenticator
-	}
-	// Replicas that share the encryption key accept each other's
-	// input-required states.
-	stateKey, err := newKeyring(s.cfg).DeriveKey("mcp request state")
-	if err != nil {
-		return nil, fmt.Errorf("ENCRYPTION_KEY: %w", err)
-	}
-	ep, err := mcp.New(mcp.Options{
-		RequestStateKey: stateKey,
-		Catalog:         mcpcatalog.FromRegistry(s.reg, s.nativeIntegrations()...),
-		CurlSessions:    s.curlSessions(),
-		Authenticator:   authenticator,
-		Connections:     storeConnections{s},
-		PublicURL:       s.cfg.PublicURL,
-		Surface:         mcp.Surface(s.cfg.ToolSurface),
-		Version:         Version(),
-		Logger:          logger,
-		// Every token needs the OAuth server's "mcp" scope; API tokens
-		// carry it (mcp_services.go).
-		RequiredScopes: oauthserver.RequiredScopes(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("mcp endpoint: %w", err)
-	}
-	return ep, nil
 }
 
 // Config returns the effective configuration, defaults applied.
@@ -156,54 +109,58 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // PluginHealth reports plugin loading for /healthz without waiting for it.
 func (s *Server) PluginHealth() httpapi.PluginHealth {
 	snap := s.reg.Current()
-	return httpapi.PluginHealth{
-		Loading: s.loading.Load(),
-		Loaded:  len(snap.Integrations()),
-		Failed:  len(snap.Failed()),
+	loaded := 0
+	for _, in := range snap.Integrations() {
+		if in.Plugin != nil {
+			loaded++
+		}
 	}
+	return httpapi.PluginHealth{Loading: s.loading.Load(), Loaded: loaded, Failed: len(snap.Failed())}
 }
 
-// Run opens (and migrates) the store, creating the first admin on an empty
-// one, creates the plugin host, listens, loads the plugins in the background
-// and serves until ctx ends. Then it shuts down gracefully: it stops
-// accepting, waits up to 15 s for requests in flight, stops loading and the
-// sweepers, closes the plugins, the host and the store. Run returns nil
-// after a shutdown caused by ctx, and the error otherwise. It may be called
-// once.
+// Readiness reports for /readyz whether plugins are loaded and the store
+// answers.
+func (s *Server) Readiness(ctx context.Context) error {
+	if s.loading.Load() || !s.started.Load() {
+		return errors.New("plugins are still loading")
+	}
+	if _, err := s.store.CountUsers(ctx); err != nil {
+		s.logger.Warn("readiness: the store does not answer", "err", err)
+		return errors.New("the store does not answer")
+	}
+	return nil
+}
+
+// Run listens, loads the plugins in the background and serves until ctx
+// ends. Then it shuts down gracefully: it stops accepting, waits up to 15 s
+// for requests in flight, stops loading and the services' background work,
+// and closes everything New opened. Run returns nil after a shutdown caused
+// by ctx, and the error otherwise. It may be called once.
 func (s *Server) Run(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return ErrAlreadyRun
 	}
-	st, err := s.openState(ctx)
-	if err != nil {
-		return err
-	}
-	s.state = st
-	host, err := s.newHost(ctx, st.connections)
-	if err != nil {
-		return errors.Join(err, st.close())
-	}
 	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
 	if err != nil {
-		return errors.Join(fmt.Errorf("LISTEN_ADDR: %w", err), s.closeHost(host), st.close())
+		return errors.Join(fmt.Errorf("LISTEN_ADDR: %w", err), s.Close())
 	}
-	sweepCtx, stopSweeping := context.WithCancel(ctx)
-	defer stopSweeping()
-	sweepersDone := st.runSweepers(sweepCtx)
+	workCtx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	var work sync.WaitGroup
+	for _, svc := range s.services {
+		if r, ok := svc.(runner); ok {
+			work.Go(func() { r.Run(workCtx) })
+		}
+	}
 	addr := ln.Addr().String()
 	s.addr.Store(&addr)
 	s.loading.Store(true) // before Ready, so nobody sees "not loading, nothing loaded"
 	close(s.ready)
 	s.logger.Info("listening", "addr", addr, "public_url", s.cfg.PublicURL, "tool_surface", s.cfg.ToolSurface)
-
-	loadCtx, stopLoading := context.WithCancel(ctx)
-	defer stopLoading()
-	loaded := make(chan struct{})
-	go func() {
-		defer close(loaded)
+	work.Go(func() {
 		defer s.loading.Store(false)
-		s.loadPlugins(loadCtx, host)
-	}()
+		s.loadPlugins(workCtx)
+	})
 
 	served := make(chan error, 1)
 	go func() { served <- s.app.Listener(ln) }()
@@ -230,46 +187,62 @@ func (s *Server) Run(ctx context.Context) error {
 			serveErr = errors.New("serve: the HTTP server stopped unexpectedly")
 		}
 	}
-	stopLoading()
-	<-loaded
-	stopSweeping()
-	sweepersDone()
-	s.reg.Close()
-	return errors.Join(serveErr, s.closeHost(host), st.close())
+	stopWork()
+	work.Wait()
+	return errors.Join(serveErr, s.Close())
 }
 
-// newHost creates the wasm runtime host with its compilation cache in DataDir.
-func (s *Server) newHost(ctx context.Context, creds credential.Source) (*runtime.Host, error) {
+// Close releases what New opened: the plugins, the services, the plugin
+// host and the store. Run calls it when it ends; call it for a Server that
+// never ran. Later calls return the first one's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.reg != nil {
+			s.reg.Close()
+		}
+		for i := len(s.services) - 1; i >= 0; i-- {
+			if c, ok := s.services[i].(closer); ok {
+				errs = append(errs, c.Close())
+			}
+		}
+		if s.host != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			if err := s.host.Close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("closing the plugin host: %w", err))
+			}
+			cancel()
+		}
+		if s.store != nil {
+			if err := s.store.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing the store: %w", err))
+			}
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// newHost creates the wasm runtime host with its compilation cache in
+// DataDir.
+func (s *Server) newHost(ctx context.Context, creds runtime.Config) (*runtime.Host, error) {
 	cacheDir := filepath.Join(s.cfg.DataDir, "wasm-cache")
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
 		return nil, fmt.Errorf("DATA_DIR: %w", err)
 	}
-	host, err := runtime.NewHost(ctx, runtime.Config{
-		CacheDir:    cacheDir,
-		Credentials: creds,
-		Egress:      egress.NewClient(egress.Options{AllowPrivate: s.cfg.EgressAllowPrivate}),
-		Extism:      extism.ABI{},
-		Settings:    runtime.EnvSettings{},
-		Logger:      s.logger.With("component", "runtime"),
-	})
+	creds.CacheDir = cacheDir
+	creds.Extism = extism.ABI{}
+	creds.Logger = s.logger.With("component", "runtime")
+	host, err := runtime.NewHost(ctx, creds)
 	if err != nil {
 		return nil, fmt.Errorf("plugin host: %w", err)
 	}
 	return host, nil
 }
 
-func (s *Server) closeHost(host *runtime.Host) error {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := host.Close(ctx); err != nil {
-		return fmt.Errorf("closing plugin host: %w", err)
-	}
-	return nil
-}
-
 // loadPlugins loads the built-in and operator plugins into the registry and
 // logs what loaded and what failed.
-func (s *Server) loadPlugins(ctx context.Context, host *runtime.Host) {
+func (s *Server) loadPlugins(ctx context.Context) {
 	start := time.Now()
 	builtinDir := s.cfg.BuiltinPluginsDir
 	if info, err := os.Stat(builtinDir); err != nil || !info.IsDir() {
@@ -281,12 +254,15 @@ func (s *Server) loadPlugins(ctx context.Context, host *runtime.Host) {
 		s.logger.Error("listing plugins", "err", err)
 		return
 	}
-	snap, err := registry.Load(ctx, host, sources)
+	snap, err := s.reg.Load(ctx, s.host, sources)
 	if err != nil {
 		s.logger.Warn("plugin loading stopped", "err", err)
 		return
 	}
 	for _, in := range snap.Integrations() {
+		if in.Plugin == nil {
+			continue
+		}
 		m := in.Manifest()
 		s.logger.Info("loaded integration", "integration", in.Name, "version", m.Version, "tools", len(m.Tools), "builtin", in.Builtin, "path", in.Path)
 	}

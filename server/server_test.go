@@ -65,7 +65,7 @@ func startServer(t *testing.T, cfg Config) *runningServer {
 	t.Helper()
 	cfg.ListenAddr = "127.0.0.1:0"
 	logs := new(lockedBuffer)
-	srv, err := New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	srv, err := New(context.Background(), cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestNew_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(tt.cfg, nil)
+			_, err := New(context.Background(), tt.cfg, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("New = %v, want an error naming %s", err, tt.want)
 			}
@@ -266,7 +266,7 @@ func TestServer_RunListenError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	srv, err := New(Config{ListenAddr: ln.Addr().String(), DataDir: t.TempDir(), BuiltinPluginsDir: t.TempDir()}, nil)
+	srv, err := New(context.Background(), Config{ListenAddr: ln.Addr().String(), DataDir: t.TempDir(), BuiltinPluginsDir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

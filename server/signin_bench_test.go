@@ -59,11 +59,11 @@ func startFloodServer(b *testing.B, concurrency int) string {
 		b.Fatal(err)
 	}
 	cfg.ListenAddr, cfg.DataDir, cfg.BuiltinPluginsDir = "127.0.0.1:0", b.TempDir(), b.TempDir()
-	s, err := New(cfg, slog.New(slog.DiscardHandler))
+	cfg.Announce = io.Discard
+	s, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.AnnounceTo(io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()

@@ -123,11 +123,11 @@ func startWorkbench(t *testing.T, cfg Config) *workbench {
 		cfg.BuiltinPluginsDir = t.TempDir()
 	}
 	logs, notices := new(lockedBuffer), new(lockedBuffer)
-	srv, err := New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	cfg.Announce = notices
+	srv, err := New(context.Background(), cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.AnnounceTo(notices)
 	ctx, cancel := context.WithCancel(context.Background())
 	rs := &runningServer{srv: srv, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { rs.done <- srv.Run(ctx) }()
@@ -169,7 +169,7 @@ var testPasswordHash = sync.OnceValue(func() string {
 // addUser creates a user with testPassword in the server's store.
 func (w *workbench) addUser(t *testing.T, email string) store.User {
 	t.Helper()
-	u, err := w.srv.state.store.CreateUser(context.Background(), store.NewUser{Email: email, PasswordHash: testPasswordHash()})
+	u, err := w.srv.store.CreateUser(context.Background(), store.NewUser{Email: email, PasswordHash: testPasswordHash()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +304,19 @@ func wantPage(t *testing.T, what string, p page, status int, contains ...string)
 
 // authenticates reports whether an API token authenticates on the server.
 func (w *workbench) authenticates(token string) bool {
-	_, err := accounts.Authenticate(context.Background(), w.srv.state.store, token)
+	_, err := accounts.Authenticate(context.Background(), w.srv.store, token)
 	return err == nil
+}
+
+// serviceOf returns the server's service of type T.
+func serviceOf[T any](t testing.TB, s *Server) T {
+	t.Helper()
+	for _, svc := range s.services {
+		if v, ok := svc.(T); ok {
+			return v
+		}
+	}
+	var zero T
+	t.Fatalf("the server has no %T", zero)
+	return zero
 }

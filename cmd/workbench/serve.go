@@ -31,13 +31,13 @@ func serve(e *env, args []string) int {
 		return commandFailed(e, "serve", err)
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-	srv, err := server.New(cfg, logger)
+	cfg.Announce = e.stdout // the first admin's sign-in link and token
+	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := server.New(ctx, cfg, logger)
 	if err != nil {
 		return commandFailed(e, "serve", err)
 	}
-	srv.AnnounceTo(e.stdout) // the first admin's sign-in link and token
-	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if err := srv.Run(ctx); err != nil {
 		return commandFailed(e, "serve", err)
 	}

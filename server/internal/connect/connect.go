@@ -93,7 +93,7 @@ type Options struct {
 	// KeepTerminal is how long an ended record is kept for Wait; 0 means an
 	// hour.
 	KeepTerminal time.Duration
-	// SweepInterval is how often RunSweeper expires and prunes; 0 means 60 s.
+	// SweepInterval is how often Run expires and prunes; 0 means 60 s.
 	SweepInterval time.Duration
 	// Now is the clock of handshake windows; nil means time.Now. It should
 	// be the store's clock.
@@ -335,9 +335,9 @@ func (s *Service) Sweep(ctx context.Context) (expired, pruned int, err error) {
 	return expired, pruned, err
 }
 
-// RunSweeper sweeps every SweepInterval until ctx ends. Run it in one
+// Run sweeps every SweepInterval until ctx ends. Run it in one
 // goroutine owned by the server.
-func (s *Service) RunSweeper(ctx context.Context) {
+func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {

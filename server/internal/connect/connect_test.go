@@ -567,7 +567,7 @@ func TestService_RunSweeper(t *testing.T) {
 	f.clock.Advance(DefaultHandshakeWindow)
 	sctx, stop := context.WithCancel(ctx)
 	stopped := make(chan struct{})
-	go func() { defer close(stopped); svc.RunSweeper(sctx) }()
+	go func() { defer close(stopped); svc.Run(sctx) }()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		p, err := f.st.Pending(ctx, f.alice.ID, id)
@@ -583,7 +583,7 @@ func TestService_RunSweeper(t *testing.T) {
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
-		t.Fatal("RunSweeper did not return after its context ended")
+		t.Fatal("Run did not return after its context ended")
 	}
 }
 

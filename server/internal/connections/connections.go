@@ -11,6 +11,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -72,8 +73,16 @@ type State struct {
 	ExpiresAt time.Time // the access token's expiry, when known
 }
 
+// Catalog finds an integration's manifest by name; the registry is one.
+type Catalog interface {
+	Manifest(name string) (*manifest.Manifest, bool)
+}
+
 // Options configure a Service; the zero value is usable.
 type Options struct {
+	// Catalog tells an integration's auth mode for Connected; nil means
+	// Connected knows no integration.
+	Catalog Catalog
 	// Refresher renews OAuth tokens; nil means expired tokens are not
 	// renewed and the user must connect again.
 	Refresher Refresher
@@ -86,6 +95,7 @@ type Options struct {
 type Service struct {
 	store     store.Store
 	keys      *secrets.Keyring
+	catalog   Catalog
 	refresher Refresher
 	now       func() time.Time
 	locks     [lockStripes]chan struct{} // one refresh at a time per stripe
@@ -95,7 +105,7 @@ var _ credential.Source = (*Service)(nil)
 
 // New returns a Service over st that seals with keys.
 func New(st store.Store, keys *secrets.Keyring, opts Options) *Service {
-	s := &Service{store: st, keys: keys, refresher: opts.Refresher, now: opts.Now}
+	s := &Service{store: st, keys: keys, catalog: opts.Catalog, refresher: opts.Refresher, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -397,6 +407,22 @@ func (s *Service) Status(ctx context.Context, userID, integration, mode string) 
 		}
 	}
 	return st, nil
+}
+
+// Connected reports whether the user counts as connected to an
+// integration of the catalog: Status under the integration's auth mode. An
+// integration the catalog does not know wraps failure.ErrUnknownIntegration.
+func (s *Service) Connected(ctx context.Context, userID, integration string) (bool, error) {
+	var m *manifest.Manifest
+	ok := false
+	if s.catalog != nil {
+		m, ok = s.catalog.Manifest(integration)
+	}
+	if !ok {
+		return false, fmt.Errorf("connections: %q: %w", integration, failure.ErrUnknownIntegration)
+	}
+	st, err := s.Status(ctx, userID, integration, m.Auth.Mode)
+	return st.Connected, err
 }
 
 // Disconnect removes the user's connection to an integration.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/sqlite"
@@ -493,5 +494,41 @@ func TestService_Seal(t *testing.T) {
 				t.Fatalf("Seal err = %v, want %v", err, tt.want)
 			}
 		})
+	}
+}
+
+// manifests is a catalog of manifests by name.
+type manifests map[string]*manifest.Manifest
+
+func (m manifests) Manifest(name string) (*manifest.Manifest, bool) {
+	v, ok := m[name]
+	return v, ok
+}
+
+// TestService_Connected answers under the catalog's auth mode, refuses an
+// integration the catalog does not know, and holds for that user only.
+func TestService_Connected(t *testing.T) {
+	f := newFixture(t, nil)
+	f.svc = New(f.st, f.keys, Options{Now: f.clock.Now, Catalog: manifests{
+		"keyed": {Name: "keyed", Auth: manifest.Auth{Mode: manifest.ModeAPIKey}},
+		"open":  {Name: "open", Auth: manifest.Auth{Mode: manifest.ModeNone}},
+	}})
+	_, err := f.svc.Save(ctx, f.alice.ID, "keyed", Secret{Mode: credential.ModeAPIKey, Credential: credential.Credential{Fields: map[string]string{"api_key": secretKey}}})
+	must(t, err)
+	tests := []struct {
+		user, integration string
+		want              bool
+		wantErr           error
+	}{
+		{f.alice.ID, "keyed", true, nil},
+		{f.bob.ID, "keyed", false, nil},
+		{f.bob.ID, "open", true, nil},
+		{f.alice.ID, "unknown", false, failure.ErrUnknownIntegration},
+	}
+	for _, tt := range tests {
+		got, err := f.svc.Connected(ctx, tt.user, tt.integration)
+		if got != tt.want || !errors.Is(err, tt.wantErr) {
+			t.Errorf("Connected(%s, %s) = %v, %v; want %v, %v", tt.user, tt.integration, got, err, tt.want, tt.wantErr)
+		}
 	}
 }

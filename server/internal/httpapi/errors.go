@@ -8,14 +8,15 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/workbench-dev/workbench/failure"
 )
 
 // Error is an error a handler returns to answer with a given status, code
 // and message. Any other error becomes a 500 whose details are only logged.
 type Error struct {
-	Status  int    // HTTP status
-	Code    string // upper-snake-case word, e.g. NOT_FOUND
-	Message string // shown to the client
+	Status  int          // HTTP status
+	Code    failure.Code // e.g. NOT_FOUND
+	Message string       // shown to the client
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
@@ -26,8 +27,8 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    failure.Code `json:"code"`
+	Message string       `json:"message"`
 }
 
 // ErrorHandler returns the Fiber error handler that turns every error into
@@ -73,10 +74,10 @@ func describe(c *fiber.Ctx, err error) *Error {
 
 // codeForStatus is the upper-snake-case form of the status text: 404 ->
 // NOT_FOUND, 413 -> REQUEST_ENTITY_TOO_LARGE.
-func codeForStatus(status int) string {
+func codeForStatus(status int) failure.Code {
 	text := http.StatusText(status)
 	if text == "" {
-		return fmt.Sprintf("HTTP_%d", status)
+		return failure.Code(fmt.Sprintf("HTTP_%d", status))
 	}
 	var b strings.Builder
 	for _, r := range strings.ToUpper(text) {
@@ -87,5 +88,5 @@ func codeForStatus(status int) string {
 			b.WriteByte('_')
 		}
 	}
-	return b.String()
+	return failure.Code(b.String())
 }

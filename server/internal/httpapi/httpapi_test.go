@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/workbench-dev/workbench/failure"
 )
 
 type fixedHealth PluginHealth
@@ -22,7 +25,9 @@ func newTestApp(t *testing.T, health PluginHealth, logs *bytes.Buffer) *fiber.Ap
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: ErrorHandler(logger)})
-	Register(app, Deps{Health: fixedHealth(health)})
+	api := Register(app, Deps{Health: fixedHealth(health), Ready: &readiness{}, Callers: testCallers{}})
+	api.User.Post("/echo", func(c *fiber.Ctx) error { return c.JSON(CallerOf(c)) })
+	api.Admin.Get("/ping", func(c *fiber.Ctx) error { return c.SendString("pong") })
 	app.Get("/teapot", func(*fiber.Ctx) error {
 		return &Error{Status: http.StatusTeapot, Code: "TEAPOT", Message: "short and stout"}
 	})
@@ -77,7 +82,7 @@ func TestErrorHandler(t *testing.T) {
 		method      string
 		path        string
 		wantStatus  int
-		wantCode    string
+		wantCode    failure.Code
 		wantMessage string
 		wantLogged  bool
 	}{
@@ -120,7 +125,7 @@ func TestErrorHandler(t *testing.T) {
 func TestCodeForStatus(t *testing.T) {
 	tests := []struct {
 		status int
-		want   string
+		want   failure.Code
 	}{
 		{400, "BAD_REQUEST"},
 		{401, "UNAUTHORIZED"},
@@ -132,5 +137,115 @@ func TestCodeForStatus(t *testing.T) {
 		if got := codeForStatus(tt.status); got != tt.want {
 			t.Errorf("codeForStatus(%d) = %q, want %q", tt.status, got, tt.want)
 		}
+	}
+}
+
+// readiness fails with err when set.
+type readiness struct{ err error }
+
+func (r *readiness) Readiness(context.Context) error { return r.err }
+
+// testCallers knows the API token "tok-alice" (a user), "tok-root" (an
+// admin) and the session cookie "sess-alice" with CSRF secret "csrf-1".
+type testCallers struct{}
+
+var (
+	alice = Caller{UserID: "usr_alice", TenantID: "ten_default", Email: "alice@example.com"}
+	root  = Caller{UserID: "usr_root", TenantID: "ten_default", Email: "root@example.com", Admin: true}
+)
+
+func (testCallers) Bearer(_ context.Context, token string) (Caller, error) {
+	switch token {
+	case "tok-alice":
+		return alice, nil
+	case "tok-root":
+		return root, nil
+	case "tok-broken":
+		return Caller{}, errors.New("store is down: password hunter2")
+	}
+	return Caller{}, fmt.Errorf("unknown token: %w", ErrUnauthenticated)
+}
+
+func (testCallers) Session(_ context.Context, cookie string) (Caller, string, error) {
+	if cookie == "sess-alice" {
+		return alice, "csrf-1", nil
+	}
+	return Caller{}, "", fmt.Errorf("unknown session: %w", ErrUnauthenticated)
+}
+
+func (testCallers) SessionCookie() string { return "wb_session" }
+
+func TestRegister_API(t *testing.T) {
+	app := newTestApp(t, PluginHealth{}, new(bytes.Buffer))
+	tests := []struct {
+		name       string
+		method     string
+		path       string
+		headers    map[string]string
+		wantStatus int
+		wantCode   failure.Code
+		wantBody   string
+	}{
+		{"no credential", "GET", "/api/whoami", nil, 401, failure.Unauthenticated, ""},
+		{"unknown token", "GET", "/api/whoami", map[string]string{"Authorization": "Bearer nope"}, 401, failure.Unauthenticated, ""},
+		{"not bearer", "GET", "/api/whoami", map[string]string{"Authorization": "Basic eDp5"}, 401, failure.Unauthenticated, ""},
+		{"token", "GET", "/api/whoami", map[string]string{"Authorization": "Bearer tok-alice"}, 200, "", `"userId":"usr_alice"`},
+		{"store failure is a 500 without detail", "GET", "/api/whoami", map[string]string{"Authorization": "Bearer tok-broken"}, 500, "INTERNAL_SERVER_ERROR", ""},
+		{"session read", "GET", "/api/whoami", map[string]string{"Cookie": "wb_session=sess-alice"}, 200, "", `"email":"alice@example.com"`},
+		{"session write without CSRF", "POST", "/api/echo", map[string]string{"Cookie": "wb_session=sess-alice"}, 403, failure.CSRFMismatch, ""},
+		{"session write with a wrong CSRF", "POST", "/api/echo", map[string]string{"Cookie": "wb_session=sess-alice", CSRFHeader: "csrf-2"}, 403, failure.CSRFMismatch, ""},
+		{"session write with CSRF", "POST", "/api/echo", map[string]string{"Cookie": "wb_session=sess-alice", CSRFHeader: "csrf-1"}, 200, "", `"userId":"usr_alice"`},
+		{"token write needs no CSRF", "POST", "/api/echo", map[string]string{"Authorization": "Bearer tok-alice"}, 200, "", `"userId":"usr_alice"`},
+		{"unknown session", "GET", "/api/whoami", map[string]string{"Cookie": "wb_session=stolen"}, 401, failure.Unauthenticated, ""},
+		{"admin route, user", "GET", "/api/admin/ping", map[string]string{"Authorization": "Bearer tok-alice"}, 403, failure.Forbidden, ""},
+		{"admin route, admin", "GET", "/api/admin/ping", map[string]string{"Authorization": "Bearer tok-root"}, 200, "", "pong"},
+		{"admin route, no credential", "GET", "/api/admin/ping", nil, 401, failure.Unauthenticated, ""},
+		{"unknown route, signed in", "GET", "/api/nope", map[string]string{"Authorization": "Bearer tok-alice"}, 404, "NOT_FOUND", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, tt.path, nil)
+			for k, v := range tt.headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := app.Test(req, 5000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, body)
+			}
+			if tt.wantCode != "" {
+				var got errorBody
+				if err := json.Unmarshal(body, &got); err != nil || got.Error.Code != tt.wantCode || got.Error.Message == "" {
+					t.Fatalf("body %s, want code %s", body, tt.wantCode)
+				}
+				if strings.Contains(string(body), "hunter2") {
+					t.Fatalf("body leaks the cause: %s", body)
+				}
+			}
+			if !strings.Contains(string(body), tt.wantBody) {
+				t.Fatalf("body %s lacks %s", body, tt.wantBody)
+			}
+			if tt.wantStatus == 401 && resp.Header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+		})
+	}
+}
+
+func TestRegister_Readyz(t *testing.T) {
+	logs := new(bytes.Buffer)
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: ErrorHandler(slog.New(slog.NewTextHandler(logs, nil)))})
+	ready := &readiness{}
+	Register(app, Deps{Health: fixedHealth{}, Ready: ready, Callers: testCallers{}})
+	if status, _, body := do(t, app, "GET", "/readyz"); status != 200 || string(body) != `{"status":"ready"}` {
+		t.Fatalf("ready: %d %s", status, body)
+	}
+	ready.err = errors.New("plugins are still loading")
+	if status, _, body := do(t, app, "GET", "/readyz"); status != 503 || string(body) != `{"status":"not ready","reason":"plugins are still loading"}` {
+		t.Fatalf("not ready: %d %s", status, body)
 	}
 }

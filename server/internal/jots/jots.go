@@ -160,9 +160,9 @@ func (s *Service) Limits() Limits { return s.limits }
 // URL returns where a jot is served.
 func (s *Service) URL(name string) string { return s.publicURL + "/j/" + name + "/" }
 
-// RunSweeper prunes used and expired upload tokens every minute until ctx
+// Run prunes used and expired upload tokens every minute until ctx
 // ends. The server runs it in one goroutine.
-func (s *Service) RunSweeper(ctx context.Context) {
+func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(sweepInterval)
 	defer t.Stop()
 	for {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -63,12 +63,10 @@ func fakeUpstream(tb testing.TB, delay time.Duration) string {
 func workbenchWithUpstream(tb testing.TB, upstream, era string) *sdk.ClientSession {
 	tb.Helper()
 	fetch := upstreamTool(&http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, upstream)
-	in := &catalog.Integration{
-		Manifest: mcptest.Manifest("bench", manifest.ModeNone, mcptest.Tool("bench_fetch", "Fetch", "Fetches the upstream.", "")),
-		Caller: mcptest.NewFuncs(map[string]mcptest.ToolFunc{
+	in := registry.Native(mcptest.Manifest("bench", manifest.ModeNone, mcptest.Tool("bench_fetch", "Fetch", "Fetches the upstream.", "")),
+		mcptest.NewFuncs(map[string]mcptest.ToolFunc{
 			"bench_fetch": func(ctx context.Context, _ toolcall.Call) (json.RawMessage, error) { return fetch(ctx) },
-		}),
-	}
+		}))
 	e := start(tb, mcp.Options{Catalog: mcptest.NewSource(in)})
 	return connect(tb, e.url, aliceToken, era, nil)
 }

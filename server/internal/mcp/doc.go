@@ -10,6 +10,6 @@
 // state sealed by roundstate.
 //
 // The meta-tools themselves live in metatools; this package only adapts
-// them to MCP. It knows the registry only through catalog.Source, and learns
+// them to MCP. It knows the registry only through Catalog, and learns
 // of plugin loads and unloads when the server calls Refresh.
 package mcp

@@ -15,10 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 )
 
 // Surface says which tools tools/list advertises.
@@ -47,7 +47,7 @@ const newEra = "2026-07-28"
 // Options configure an Endpoint. Every zero value has a documented default.
 type Options struct {
 	// Catalog supplies integrations and tools. Required.
-	Catalog catalog.Source
+	Catalog metatools.Catalog
 	// Authenticator resolves bearer tokens. Required.
 	Authenticator Authenticator
 	// PublicURL is the server's external URL (SERVER_PUBLIC_URL). Required:
@@ -102,7 +102,7 @@ type Endpoint struct {
 	endCalls context.CancelFunc
 
 	mu      sync.Mutex // serialises Refresh
-	synced  *catalog.View
+	synced  *registry.Snapshot
 	direct  map[string]bool // plugin tools registered
 	listed  map[string]bool // resource URIs registered
 	reserve map[string]bool // tool names plugin tools may not take

@@ -23,9 +23,9 @@ import (
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -53,7 +53,7 @@ type env struct {
 	confirmRuns atomic.Int32 // runs of demo_confirm
 }
 
-func demoIntegrations(e *env) []*catalog.Integration {
+func demoIntegrations(e *env) []*registry.Integration {
 	demo := mcptest.Manifest("demo", manifest.ModeNone,
 		mcptest.Tool("demo_echo", "Echo", "Returns its input.", `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 		mcptest.Tool("demo_block", "Block", "Blocks until canceled.", ""),
@@ -100,9 +100,9 @@ func demoIntegrations(e *env) []*catalog.Integration {
 	})
 	gh := mcptest.Manifest("github", manifest.ModeOAuth2, mcptest.Tool("github_list_pulls", "List pull requests", "Lists pull requests.", ""))
 	gh.Proxy = &manifest.Proxy{BaseURL: "https://api.github.com"}
-	return []*catalog.Integration{
-		{Manifest: demo, Caller: funcs},
-		{Manifest: gh, Caller: mcptest.NewFuncs(map[string]mcptest.ToolFunc{"github_list_pulls": mcptest.Echo})},
+	return []*registry.Integration{
+		registry.Native(demo, funcs),
+		registry.Native(gh, mcptest.NewFuncs(map[string]mcptest.ToolFunc{"github_list_pulls": mcptest.Echo})),
 	}
 }
 
@@ -391,7 +391,7 @@ func TestEndpoint_ListChanged(t *testing.T) {
 			// Unload github and load another integration.
 			extra := mcptest.Manifest("extra", manifest.ModeNone, mcptest.Tool("extra_ping", "Ping", "Pings.", ""))
 			ins := demoIntegrations(e)[:1]
-			e.source.Set(append(ins, &catalog.Integration{Manifest: extra, Caller: mcptest.NewFuncs(map[string]mcptest.ToolFunc{"extra_ping": mcptest.Echo})})...)
+			e.source.Set(append(ins, registry.Native(extra, mcptest.NewFuncs(map[string]mcptest.ToolFunc{"extra_ping": mcptest.Echo})))...)
 			e.ep.Refresh()
 			select {
 			case <-changed:

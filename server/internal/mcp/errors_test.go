@@ -16,8 +16,8 @@ import (
 
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 )
 
 // newEraMeta is the per-request _meta a 2026-07-28 request carries.
@@ -141,7 +141,7 @@ func TestEndpoint_OversizedBodyStateless(t *testing.T) {
 func FuzzEndpoint_Request(f *testing.F) {
 	echo := mcptest.Manifest("demo", manifest.ModeNone,
 		mcptest.Tool("demo_echo", "Echo", "Returns its input.", `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`))
-	source := mcptest.NewSource(&catalog.Integration{Manifest: echo, Caller: mcptest.NewFuncs(map[string]mcptest.ToolFunc{"demo_echo": mcptest.Echo})})
+	source := mcptest.NewSource(registry.Native(echo, mcptest.NewFuncs(map[string]mcptest.ToolFunc{"demo_echo": mcptest.Echo})))
 	tokens := mcptest.NewTokens(mcp.ErrUnauthenticated)
 	tokens.Add(aliceToken, alice)
 	ep, err := mcp.New(mcp.Options{Catalog: source, Authenticator: tokens, PublicURL: "https://wb.example.com",

@@ -23,7 +23,6 @@ import (
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/server/internal/fiberfix"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 	"github.com/workbench-dev/workbench/server/internal/registry"
@@ -90,14 +89,14 @@ func newStack(t *testing.T, creds credential.Source, settings runtime.MapSetting
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &stack{host: host, reg: registry.New(nil), conns: mcptest.NewConnections("https://wb.test", "github")}
+	st := &stack{host: host, reg: newRegistry(t), conns: mcptest.NewConnections("https://wb.test", "github")}
 	t.Cleanup(func() { host.Close(context.Background()) })
 	st.swap(t, sources...)
 	tokens := mcptest.NewTokens(mcp.ErrUnauthenticated)
 	tokens.Add(aliceToken, alice)
 	tokens.Add(bobToken, bob)
 	st.ep, err = mcp.New(mcp.Options{
-		Catalog: catalog.FromRegistry(st.reg), Authenticator: tokens, PublicURL: "http://127.0.0.1",
+		Catalog: st.reg, Authenticator: tokens, PublicURL: "http://127.0.0.1",
 		Surface: surface, Connections: st.conns,
 	})
 	if err != nil {
@@ -125,7 +124,7 @@ func newStack(t *testing.T, creds credential.Source, settings runtime.MapSetting
 // does when plugins are loaded or unloaded.
 func (st *stack) swap(t *testing.T, sources ...registry.Source) {
 	t.Helper()
-	snap, err := registry.Load(context.Background(), st.host, sources)
+	snap, err := st.reg.Load(context.Background(), st.host, sources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,4 +417,13 @@ func waitChanged(t *testing.T, changed <-chan struct{}) {
 			return
 		}
 	}
+}
+
+func newRegistry(t *testing.T) *registry.Registry {
+	t.Helper()
+	reg, err := registry.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -86,11 +86,11 @@ func (t pluginTemplate) variables(uri string) (map[string]string, bool) {
 // syncContent registers the resources, templates and prompts of v's plugins
 // and removes those v no longer has. The first integration (by name) to
 // declare a URI, template or prompt name keeps it; later ones are logged.
-func (e *Endpoint) syncContent(v *catalog.View) {
+func (e *Endpoint) syncContent(v *registry.Snapshot) {
 	c := &pluginContent{resources: map[string]pluginResource{}, prompts: map[string]pluginPrompt{}}
 	wantTemplates, wantPrompts := map[string]bool{}, map[string]bool{}
 	for _, in := range v.Integrations() {
-		m, name := in.Manifest, in.Name()
+		m, name := in.Manifest(), in.Name
 		for i := range m.Resources {
 			r := &m.Resources[i]
 			if _, dup := c.resources[r.URI]; dup {

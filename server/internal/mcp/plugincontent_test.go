@@ -13,14 +13,14 @@ import (
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // media is an integration with content results, resources, a template and
 // prompts, served by functions in place of wasm exports.
-func media() *catalog.Integration {
+func media() *registry.Integration {
 	m := mcptest.Manifest("media", manifest.ModeNone,
 		mcptest.Tool("media_mixed", "Mixed", "Returns text, an image and a resource.", ""),
 		mcptest.Tool("media_typed", "Typed", "Returns content with structured content.", ""),
@@ -75,7 +75,7 @@ func media() *catalog.Integration {
 			return b, nil
 		},
 	})
-	return &catalog.Integration{Manifest: m, Caller: funcs}
+	return registry.Native(m, funcs)
 }
 
 // TestEndpoint_PluginContent drives content results, plugin resources,

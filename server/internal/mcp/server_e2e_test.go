@@ -90,11 +90,11 @@ func serveBuiltin(t *testing.T, surface server.ToolSurface, fakeTokens bool, ann
 	if fakeTokens {
 		cfg.MCPAuthenticator = tokens
 	}
-	srv, err := server.New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	cfg.Announce = announce
+	srv, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.AnnounceTo(announce)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()

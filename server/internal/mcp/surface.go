@@ -12,8 +12,8 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 )
 
 // Refresh brings the advertised plugin tools and the resources in line with
@@ -41,12 +41,12 @@ func (e *Endpoint) Refresh() {
 // syncTools registers every plugin tool of v under its slug and removes the
 // ones v no longer has. The SDK debounces the change into one
 // notifications/tools/list_changed.
-func (e *Endpoint) syncTools(v *catalog.View) {
+func (e *Endpoint) syncTools(v *registry.Snapshot) {
 	want := map[string]bool{}
 	for _, tool := range v.Tools() {
 		slug := tool.Spec.Slug
 		if e.reserve[slug] {
-			e.logger.Warn("plugin tool hidden: its slug is a meta-tool name", "tool", slug, "integration", tool.Integration.Name())
+			e.logger.Warn("plugin tool hidden: its slug is a meta-tool name", "tool", slug, "integration", tool.Integration.Name)
 			continue
 		}
 		t, err := directTool(tool)
@@ -70,7 +70,7 @@ func (e *Endpoint) syncTools(v *catalog.View) {
 }
 
 // directTool describes a plugin tool as a native MCP tool.
-func directTool(tool catalog.Tool) (*sdk.Tool, error) {
+func directTool(tool registry.Tool) (*sdk.Tool, error) {
 	spec := tool.Spec
 	t := &sdk.Tool{
 		Name:        spec.Slug,
@@ -96,7 +96,7 @@ func directTool(tool catalog.Tool) (*sdk.Tool, error) {
 // declares an output schema must return an object that satisfies it, or
 // the call fails with TOOL_ERROR/BAD_OUTPUT rather than hand the client a
 // result its schema check would reject.
-func (e *Endpoint) directHandler(tool catalog.Tool) sdk.ToolHandler {
+func (e *Endpoint) directHandler(tool registry.Tool) sdk.ToolHandler {
 	var output *argcheck.Schema
 	if len(tool.Spec.OutputSchema) > 0 {
 		s, err := argcheck.Compile(tool.Spec.OutputSchema)
@@ -238,14 +238,14 @@ func (e *Endpoint) registerTemplates() {
 }
 
 // syncResources lists a resource per integration and per tool of v.
-func (e *Endpoint) syncResources(v *catalog.View) {
+func (e *Endpoint) syncResources(v *registry.Snapshot) {
 	want := map[string]bool{}
 	for _, in := range v.Integrations() {
-		uri := integrationPrefix + in.Name()
+		uri := integrationPrefix + in.Name
 		want[uri] = true
 		e.server.AddResource(&sdk.Resource{
-			URI: uri, Name: in.Name(), Title: in.Manifest.DisplayTitle(),
-			Description: in.Manifest.Description, MIMEType: "application/json",
+			URI: uri, Name: in.Name, Title: in.Manifest().DisplayTitle(),
+			Description: in.Manifest().Description, MIMEType: "application/json",
 		}, e.readResource)
 	}
 	for _, tool := range v.Tools() {

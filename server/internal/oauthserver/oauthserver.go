@@ -92,6 +92,8 @@ type Options struct {
 	// a metadata document; 0 means DefaultMaxClients. Past it registration
 	// is refused until the sweep deletes clients that were never granted.
 	MaxClients int
+	// SweepInterval is how often Run prunes; 0 means an hour.
+	SweepInterval time.Duration
 	// Now is the clock; nil means time.Now. It should be the store's clock.
 	Now func() time.Time
 	// Logger reports failures behind 500 answers and why client ID
@@ -108,6 +110,7 @@ type Server struct {
 	docs       *clientDocuments
 	addr       clientaddr.Resolver
 	maxClients int
+	interval   time.Duration
 	now        func() time.Time
 	logger     *slog.Logger
 	consent    *template.Template
@@ -124,7 +127,10 @@ func New(o Options) (*Server, error) {
 	}
 	issuer := strings.TrimRight(o.PublicURL, "/")
 	s := &Server{store: o.Store, issuer: issuer, resource: issuer + "/mcp", cookie: o.SessionCookie, addr: o.ClientAddr,
-		maxClients: o.MaxClients, now: o.Now, logger: o.Logger, consent: template.Must(template.New("consent").Parse(consentPage))}
+		maxClients: o.MaxClients, interval: o.SweepInterval, now: o.Now, logger: o.Logger, consent: template.Must(template.New("consent").Parse(consentPage))}
+	if s.interval <= 0 {
+		s.interval = time.Hour
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -172,11 +178,11 @@ func (s *Server) Authenticate(ctx context.Context, bearer string) (store.OAuthTo
 // ScopesOf returns the scopes of an access token as a list.
 func ScopesOf(t store.OAuthToken) []string { return strings.Fields(t.Scope) }
 
-// RunSweeper prunes expired codes and tokens and deletes clients never
-// granted within UngrantedClientTTL, every interval until ctx ends. Run it
-// in one goroutine owned by the server.
-func (s *Server) RunSweeper(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
+// Run prunes expired codes and tokens and deletes clients never granted
+// within UngrantedClientTTL, every SweepInterval until ctx ends. Run it in
+// one goroutine owned by the server.
+func (s *Server) Run(ctx context.Context) {
+	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
 		select {
@@ -188,7 +194,7 @@ func (s *Server) RunSweeper(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// sweep runs one round of RunSweeper. Expired codes go first, so that a
+// sweep runs one round of Run. Expired codes go first, so that a
 // client whose only code expired unused is deleted in the same round.
 func (s *Server) sweep(ctx context.Context) {
 	_, err1 := s.store.PruneOAuthTokens(ctx)

@@ -94,7 +94,7 @@ type Options struct {
 	PublicURL string
 	// SessionTTL is how long a sign-in lasts; 0 means 12 hours.
 	SessionTTL time.Duration
-	// SweepInterval is how often RunSweeper prunes expired sessions and
+	// SweepInterval is how often Run prunes expired sessions and
 	// used sign-in links; 0 means an hour.
 	SweepInterval time.Duration
 	// Now is the clock of sessions and sign-in links; nil means time.Now.
@@ -188,9 +188,10 @@ func (p *Portal) Mount(r fiber.Router) {
 // nothing.
 const attemptsKept = 2 * time.Hour
 
-// RunSweeper prunes expired sessions, used or expired sign-in links and
-// quiet attempt keys every SweepInterval until ctx ends. Run it in one goroutine owned by the server.
-func (p *Portal) RunSweeper(ctx context.Context) {
+// Run prunes expired sessions, used or expired sign-in links and quiet
+// attempt keys every SweepInterval until ctx ends. Run it in one goroutine
+// owned by the server.
+func (p *Portal) Run(ctx context.Context) {
 	t := time.NewTicker(p.interval)
 	defer t.Stop()
 	for {

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -75,19 +76,7 @@ func (p *Portal) loadSession(c *fiber.Ctx, r *request) error {
 	if raw == "" {
 		return nil
 	}
-	if len(raw) > 128 {
-		p.setCookie(c, sessionCookie, "", -1)
-		return nil
-	}
-	s, err := p.store.SessionByHash(r.ctx, secrets.HashToken(raw))
-	if errors.Is(err, store.ErrNotFound) {
-		p.setCookie(c, sessionCookie, "", -1)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	u, err := p.store.User(r.ctx, s.UserID)
+	s, u, err := p.Session(r.ctx, raw)
 	if errors.Is(err, store.ErrNotFound) {
 		p.setCookie(c, sessionCookie, "", -1)
 		return nil
@@ -97,6 +86,24 @@ func (p *Portal) loadSession(c *fiber.Ctx, r *request) error {
 	}
 	r.session, r.user = &s, &u
 	return nil
+}
+
+// Session returns the unexpired session a session cookie's value names and
+// its user. An unknown, malformed or expired session, or one whose user is
+// gone, wraps store.ErrNotFound. The JSON API signs portal users in with it.
+func (p *Portal) Session(ctx context.Context, raw string) (store.Session, store.User, error) {
+	if raw == "" || len(raw) > 128 {
+		return store.Session{}, store.User{}, fmt.Errorf("portal: malformed session cookie: %w", store.ErrNotFound)
+	}
+	s, err := p.store.SessionByHash(ctx, secrets.HashToken(raw))
+	if err != nil {
+		return store.Session{}, store.User{}, err
+	}
+	u, err := p.store.User(ctx, s.UserID)
+	if err != nil {
+		return store.Session{}, store.User{}, err
+	}
+	return s, u, nil
 }
 
 // startSession signs the browser in as u: it ends the browser's previous

@@ -185,7 +185,10 @@ func New(o Options) (*Service, error) {
 }
 
 // Close closes idle upstream connections.
-func (s *Service) Close() { s.transport.CloseIdleConnections() }
+func (s *Service) Close() error {
+	s.transport.CloseIdleConnections()
+	return nil
+}
 
 // Minted is a new curl session.
 type Minted struct {

@@ -96,9 +96,19 @@ func newTestHost(t testing.TB) *runtime.Host {
 }
 
 // mustLoad loads sources and fails the test on a load error.
+// newRegistry returns a registry without natives.
+func newRegistry(t testing.TB, natives ...*Integration) *Registry {
+	t.Helper()
+	r, err := New(nil, natives...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func mustLoad(t testing.TB, loader Loader, sources ...Source) *Snapshot {
 	t.Helper()
-	s, err := Load(context.Background(), loader, sources)
+	s, err := newRegistry(t).Load(context.Background(), loader, sources)
 	if err != nil {
 		t.Fatal(err)
 	}

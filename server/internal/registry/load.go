@@ -39,64 +39,87 @@ type compiled struct {
 }
 
 // Load compiles every source in parallel (at most GOMAXPROCS at a time) and
-// assembles a snapshot in source order, so the outcome does not depend on
-// which compilation finished first: when two plugins claim the same
-// integration name or tool slug, the later source fails and the error names
-// both plugins. A plugin that fails to load is left out and listed in
-// Snapshot.Failed with its reason.
+// assembles a snapshot of the registry's native integrations and the
+// plugins in source order, so the outcome does not depend on which
+// compilation finished first: when a plugin claims an integration name or
+// tool slug already taken (by a native or an earlier source), it fails and
+// the error names both. A plugin that fails to load is left out and listed
+// in Snapshot.Failed with its reason.
 //
 // Load returns an error only when ctx ends first; then every plugin it loaded
-// is closed. The caller owns the snapshot: pass it to Registry.Swap or Close it.
-func Load(ctx context.Context, loader Loader, sources []Source) (*Snapshot, error) {
+// is closed. The caller owns the snapshot: pass it to Swap or Close it.
+func (r *Registry) Load(ctx context.Context, loader Loader, sources []Source) (*Snapshot, error) {
 	results := compileAll(ctx, loader, sources)
 	if err := ctx.Err(); err != nil {
-		for _, r := range results {
-			if r.plugin != nil {
-				_ = r.plugin.Close(context.WithoutCancel(ctx))
+		for _, res := range results {
+			if res.plugin != nil {
+				_ = res.plugin.Close(context.WithoutCancel(ctx))
 			}
 		}
 		return nil, fmt.Errorf("loading plugins: %w", err)
 	}
-
-	var (
-		integrations []*Integration
-		failed       []Failure
-		byName       = map[string]*Integration{}
-		bySlug       = map[string]*Integration{}
-	)
-	for i, src := range sources {
-		r := results[i]
-		if r.err != nil {
-			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Err: r.err})
-			continue
-		}
-		m := r.plugin.Manifest()
-		if err := conflict(m.Name, r.plugin, byName, bySlug); err != nil {
-			_ = r.plugin.Close(ctx)
-			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Name: m.Name, Err: err})
-			continue
-		}
-		in := &Integration{Name: m.Name, Path: src.Path, Builtin: src.Builtin, Plugin: r.plugin}
-		integrations = append(integrations, in)
-		byName[in.Name] = in
-		for _, t := range m.Tools {
-			bySlug[t.Slug] = in
+	idx := newIndex()
+	for _, in := range r.natives {
+		if err := idx.add(in); err != nil {
+			return nil, err // New checked the natives
 		}
 	}
-	return newSnapshot(integrations, failed), nil
+	var failed []Failure
+	for i, src := range sources {
+		res := results[i]
+		if res.err != nil {
+			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Err: res.err})
+			continue
+		}
+		in := plugin(res.plugin, src)
+		if err := idx.add(in); err != nil {
+			_ = res.plugin.Close(ctx)
+			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Name: in.Name, Err: err})
+		}
+	}
+	return newSnapshot(idx.integrations, failed), nil
 }
 
-// conflict reports the first way a plugin clashes with the ones accepted
-// before it: its integration name, then its tool slugs in manifest order.
-func conflict(name string, p *runtime.Plugin, byName, bySlug map[string]*Integration) error {
-	if prev, ok := byName[name]; ok {
-		return fmt.Errorf("%w: integration %q is already provided by %s", ErrDuplicateName, name, prev.Path)
-	}
-	for _, t := range p.Manifest().Tools {
-		if prev, ok := bySlug[t.Slug]; ok {
-			return fmt.Errorf("%w: tool %q of integration %s is already provided by integration %s (%s)",
-				ErrSlugCollision, t.Slug, name, prev.Name, prev.Path)
+// NewSnapshot indexes integrations (natives, in tests any) into a snapshot,
+// refusing a clash of names or slugs.
+func NewSnapshot(integrations ...*Integration) (*Snapshot, error) {
+	idx := newIndex()
+	for _, in := range integrations {
+		if err := idx.add(in); err != nil {
+			return nil, err
 		}
+	}
+	return newSnapshot(idx.integrations, nil), nil
+}
+
+// index collects integrations, refusing one that clashes with those before.
+type index struct {
+	integrations []*Integration
+	byName       map[string]*Integration
+	bySlug       map[string]*Integration
+}
+
+func newIndex() *index {
+	return &index{byName: map[string]*Integration{}, bySlug: map[string]*Integration{}}
+}
+
+// add reports the first way in clashes with the integrations accepted
+// before it (its name, then its tool slugs in manifest order), or accepts it.
+func (x *index) add(in *Integration) error {
+	if prev, ok := x.byName[in.Name]; ok {
+		return fmt.Errorf("%w: integration %q is already provided by %s", ErrDuplicateName, in.Name, prev.origin())
+	}
+	tools := in.Manifest().Tools
+	for _, t := range tools {
+		if prev, ok := x.bySlug[t.Slug]; ok {
+			return fmt.Errorf("%w: tool %q of integration %s is already provided by integration %s (%s)",
+				ErrSlugCollision, t.Slug, in.Name, prev.Name, prev.origin())
+		}
+	}
+	x.integrations = append(x.integrations, in)
+	x.byName[in.Name] = in
+	for _, t := range tools {
+		x.bySlug[t.Slug] = in
 	}
 	return nil
 }

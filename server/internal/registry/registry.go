@@ -1,30 +1,39 @@
 package registry
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/workbench-dev/workbench/runtime/manifest"
 )
 
 // Registry holds the current Snapshot. It is safe for concurrent use; reads
 // are lock-free.
 type Registry struct {
 	current atomic.Pointer[Snapshot]
+	natives []*Integration
 	logger  *slog.Logger
 }
 
-// New returns a registry holding an empty snapshot. The logger (nil means
-// discard) reports plugins that fail to close when their snapshot retires.
-func New(logger *slog.Logger) *Registry {
+// New returns a registry holding a snapshot of the native integrations,
+// which every snapshot Load builds includes too. Natives that clash are an
+// error. The logger (nil means discard) reports plugins that fail to close
+// when their snapshot retires.
+func New(logger *slog.Logger, natives ...*Integration) (*Registry, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Registry{logger: logger}
-	empty := newSnapshot(nil, nil)
-	empty.claimed.Store(true)
-	empty.logger = logger
-	r.current.Store(empty)
-	return r
+	first, err := NewSnapshot(natives...)
+	if err != nil {
+		return nil, fmt.Errorf("registry: native integrations: %w", err)
+	}
+	r := &Registry{natives: natives, logger: logger}
+	first.claimed.Store(true)
+	first.logger = logger
+	r.current.Store(first)
+	return r, nil
 }
 
 // Current returns the current snapshot for reading metadata. To call a
@@ -56,10 +65,31 @@ func (r *Registry) Swap(s *Snapshot) error {
 	return nil
 }
 
-// Close swaps in an empty snapshot, so every plugin closes once the calls
-// in flight are done.
+// Close swaps in a snapshot of the natives alone, so every plugin closes
+// once the calls in flight are done.
 func (r *Registry) Close() {
-	empty := newSnapshot(nil, nil)
-	empty.logger = r.logger
-	_ = r.Swap(empty)
+	natives := newSnapshot(r.natives, nil)
+	natives.logger = r.logger
+	_ = r.Swap(natives)
+}
+
+// Manifest returns the manifest of the current snapshot's integration with
+// the given name.
+func (r *Registry) Manifest(name string) (*manifest.Manifest, bool) {
+	in, ok := r.Current().Integration(name)
+	if !ok {
+		return nil, false
+	}
+	return in.Manifest(), true
+}
+
+// Manifests returns the manifests of the current snapshot's integrations,
+// by name.
+func (r *Registry) Manifests() []*manifest.Manifest {
+	ins := r.Current().Integrations()
+	out := make([]*manifest.Manifest, len(ins))
+	for i, in := range ins {
+		out[i] = in.Manifest()
+	}
+	return out
 }

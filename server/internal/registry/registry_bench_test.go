@@ -9,7 +9,7 @@ import (
 // current snapshot, both from parallel goroutines.
 func BenchmarkRegistry_Acquire(b *testing.B) {
 	dir := b.TempDir()
-	reg := New(nil)
+	reg := newRegistry(b)
 	if err := reg.Swap(mustLoad(b, newTestHost(b), Source{Path: echoPlugin(b, dir, "bn.wasm", "bn", "bn_echo")})); err != nil {
 		b.Fatal(err)
 	}

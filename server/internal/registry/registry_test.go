@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -296,7 +298,7 @@ func TestLoad_Canceled(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Load(ctx, newTestHost(t), []Source{{Path: echoPlugin(t, dir, "c.wasm", "cc", "cc_echo")}})
+	_, err := newRegistry(t).Load(ctx, newTestHost(t), []Source{{Path: echoPlugin(t, dir, "c.wasm", "cc", "cc_echo")}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -326,7 +328,7 @@ func TestRegistry_Swap(t *testing.T) {
 	dir := t.TempDir()
 	path := echoPlugin(t, dir, "sw.wasm", "sw", "sw_echo")
 	host := newTestHost(t)
-	reg := New(nil)
+	reg := newRegistry(t)
 
 	if n := len(reg.Current().Integrations()); n != 0 {
 		t.Fatalf("new registry has %d integrations", n)
@@ -394,7 +396,7 @@ func TestSnapshot_Close(t *testing.T) {
 	if err := s.Close(); !errors.Is(err, ErrClaimed) {
 		t.Errorf("second Close: err = %v, want ErrClaimed", err)
 	}
-	if err := New(nil).Swap(s); !errors.Is(err, ErrClaimed) {
+	if err := newRegistry(t).Swap(s); !errors.Is(err, ErrClaimed) {
 		t.Errorf("Swap of a closed snapshot: err = %v, want ErrClaimed", err)
 	}
 }
@@ -414,7 +416,7 @@ func TestRegistry_SwapHammer(t *testing.T) {
 	for i := range snapshots {
 		snapshots[i] = mustLoad(t, host, Source{Path: path})
 	}
-	reg := New(nil)
+	reg := newRegistry(t)
 	if err := reg.Swap(snapshots[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -471,4 +473,70 @@ func TestRegistry_SwapHammer(t *testing.T) {
 		t.Errorf("current snapshot: %v", err)
 	}
 	reg.Close()
+}
+
+// nativeEcho is a native integration's caller that echoes its input.
+type nativeEcho struct{ calls atomic.Int32 }
+
+func (n *nativeEcho) Call(_ context.Context, c toolcall.Call) (json.RawMessage, error) {
+	n.calls.Add(1)
+	return json.RawMessage(c.Input), nil
+}
+
+func nativeManifest(t testing.TB, name string, slugs ...string) *manifest.Manifest {
+	t.Helper()
+	m, err := manifest.Parse(echoManifest(name, slugs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestRegistry_Natives: native integrations are in every snapshot, from the
+// first one on; a plugin cannot take a native's name or slugs; retiring a
+// snapshot closes its plugins and leaves the natives callable.
+func TestRegistry_Natives(t *testing.T) {
+	caller := &nativeEcho{}
+	reg := newRegistry(t, Native(nativeManifest(t, "notes", "notes_echo"), caller))
+	first := reg.Current()
+	if in, ok := first.Integration("notes"); !ok || !in.Builtin || in.Plugin != nil || in.Path != "" {
+		t.Fatalf("first snapshot: notes = %+v, %v", in, ok)
+	}
+	dir := t.TempDir()
+	s, err := reg.Load(context.Background(), newTestHost(t), []Source{
+		{Path: echoPlugin(t, dir, "notes.wasm", "notes", "notes_other")},
+		{Path: echoPlugin(t, dir, "ok.wasm", "ok", "ok_echo")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := s.Failed()
+	if len(failed) != 1 || !errors.Is(failed[0].Err, ErrDuplicateName) || !strings.Contains(failed[0].Err.Error(), "native") {
+		t.Fatalf("failed = %+v, want the name clash with the native", failed)
+	}
+	if err := reg.Swap(s); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, in := range reg.Current().Integrations() {
+		names = append(names, in.Name)
+	}
+	if !slices.Equal(names, []string{"notes", "ok"}) {
+		t.Fatalf("integrations = %v", names)
+	}
+	tool, ok := reg.Current().Tool("notes_echo")
+	if !ok || tool.Integration.Caller != caller {
+		t.Fatalf("notes_echo = %+v, %v", tool, ok)
+	}
+	reg.Close()
+	if _, ok := reg.Current().Integration("ok"); ok {
+		t.Fatal("plugin still listed after Close")
+	}
+	out, err := reg.Current().Integrations()[0].Caller.Call(context.Background(), toolcall.Call{Tool: "notes_echo", Input: []byte(`{"a":1}`)})
+	if err != nil || string(out) != `{"a":1}` || caller.calls.Load() != 1 {
+		t.Fatalf("native after Close: %s, %v", out, err)
+	}
+	if _, err := New(nil, Native(nativeManifest(t, "ab", "ab_x"), caller), Native(nativeManifest(t, "ab", "ab_y"), caller)); !errors.Is(err, ErrDuplicateName) {
+		t.Fatalf("clashing natives: %v", err)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/manifest"
+	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // pluginCloseTimeout bounds closing a retired snapshot's plugins. No call is
@@ -18,16 +19,45 @@ import (
 // instances and compiled code.
 const pluginCloseTimeout = 30 * time.Second
 
-// Integration is one loaded plugin and where it came from.
+// Integration is one integration of the catalog: a wasm plugin and the file
+// it came from, or a native service built into the server.
 type Integration struct {
 	Name    string
-	Path    string
-	Builtin bool
-	Plugin  *runtime.Plugin
+	Path    string // the plugin file; empty for a native integration
+	Builtin bool   // shipped with Workbench: every native, and the plugins of BUILTIN_PLUGINS_DIR
+	// Caller runs the integration's tools; for a plugin it is Plugin.
+	Caller toolcall.Caller
+	// Plugin is the loaded wasm plugin; nil for a native integration.
+	Plugin   *runtime.Plugin
+	manifest *manifest.Manifest
 }
 
-// Manifest returns the plugin's validated manifest. Callers must not modify it.
-func (i *Integration) Manifest() *manifest.Manifest { return i.Plugin.Manifest() }
+var _ toolcall.Caller = (*runtime.Plugin)(nil)
+
+// Native returns a native integration: a Go service that runs the tools m
+// declares. Manifest validation reserves the natives' names, so no plugin
+// can take them.
+func Native(m *manifest.Manifest, c toolcall.Caller) *Integration {
+	return &Integration{Name: m.Name, Builtin: true, Caller: c, manifest: m}
+}
+
+// plugin returns the integration of a loaded plugin.
+func plugin(p *runtime.Plugin, src Source) *Integration {
+	m := p.Manifest()
+	return &Integration{Name: m.Name, Path: src.Path, Builtin: src.Builtin, Caller: p, Plugin: p, manifest: m}
+}
+
+// origin says where the integration comes from, for errors.
+func (i *Integration) origin() string {
+	if i.Plugin == nil {
+		return "the server (native)"
+	}
+	return i.Path
+}
+
+// Manifest returns the integration's validated manifest. Callers must not
+// modify it.
+func (i *Integration) Manifest() *manifest.Manifest { return i.manifest }
 
 // Tool is one tool and the integration that provides it.
 type Tool struct {
@@ -43,9 +73,10 @@ type Failure struct {
 	Err     error
 }
 
-// Snapshot is an immutable index of integrations and tools. Its metadata
-// (names, manifests, failures) may be read at any time; calling a plugin
-// requires a lease from Registry.Acquire so the plugin stays open.
+// Snapshot is the one immutable index of integrations and tools: the wasm
+// plugins and the native integrations. Its metadata (names, manifests,
+// failures) may be read at any time; calling a tool requires a lease from
+// Registry.Acquire so its plugin stays open.
 type Snapshot struct {
 	integrations []*Integration // sorted by name
 	byName       map[string]*Integration
@@ -138,6 +169,9 @@ func (s *Snapshot) unref() {
 	ctx, cancel := context.WithTimeout(context.Background(), pluginCloseTimeout)
 	defer cancel()
 	for _, in := range s.integrations {
+		if in.Plugin == nil {
+			continue // natives live as long as the server
+		}
 		if err := in.Plugin.Close(ctx); err != nil && s.logger != nil {
 			s.logger.Warn("closing retired plugin", "integration", in.Name, "path", in.Path, "err", err)
 		}

@@ -9,14 +9,15 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
+	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
 // ToolFunc implements one tool.
 type ToolFunc func(ctx context.Context, c toolcall.Call) (json.RawMessage, error)
 
-// Funcs is a catalog.Caller that dispatches to Go functions by slug and
+// Funcs is a toolcall.Caller that dispatches to Go functions by slug and
 // counts the calls.
 type Funcs struct {
 	mu    sync.Mutex
@@ -29,7 +30,7 @@ func NewFuncs(fns map[string]ToolFunc) *Funcs {
 	return &Funcs{fns: fns, calls: map[string]int{}}
 }
 
-// Call implements catalog.Caller: c.Export, when set, names the function
+// Call implements toolcall.Caller: c.Export, when set, names the function
 // (a resource or prompt export), else c.Tool. An unknown name fails as the
 // runtime does.
 func (f *Funcs) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, error) {
@@ -99,35 +100,36 @@ func Manifest(name, mode string, tools ...manifest.Tool) *manifest.Manifest {
 	return m
 }
 
-// Source is a catalog.Source whose view tests swap. It counts leases.
+// Source is a metatools.Catalog whose snapshot tests swap. It counts
+// leases.
 type Source struct {
-	current atomic.Pointer[catalog.View]
+	current atomic.Pointer[registry.Snapshot]
 	leases  atomic.Int64
 }
 
-var _ catalog.Source = (*Source)(nil)
+var _ metatools.Catalog = (*Source)(nil)
 
-// NewSource returns a source over integrations; it panics on a bad view.
-func NewSource(integrations ...*catalog.Integration) *Source {
+// NewSource returns a source over integrations; it panics on a clash.
+func NewSource(integrations ...*registry.Integration) *Source {
 	s := &Source{}
 	s.Set(integrations...)
 	return s
 }
 
-// Set replaces the view.
-func (s *Source) Set(integrations ...*catalog.Integration) {
-	v, err := catalog.NewView(integrations)
+// Set replaces the snapshot.
+func (s *Source) Set(integrations ...*registry.Integration) {
+	snap, err := registry.NewSnapshot(integrations...)
 	if err != nil {
 		panic(err)
 	}
-	s.current.Store(v)
+	s.current.Store(snap)
 }
 
-// Current implements catalog.Source.
-func (s *Source) Current() *catalog.View { return s.current.Load() }
+// Current implements metatools.Catalog.
+func (s *Source) Current() *registry.Snapshot { return s.current.Load() }
 
-// Acquire implements catalog.Source.
-func (s *Source) Acquire() (*catalog.View, func()) {
+// Acquire implements metatools.Catalog.
+func (s *Source) Acquire() (*registry.Snapshot, func()) {
 	s.leases.Add(1)
 	return s.current.Load(), sync.OnceFunc(func() { s.leases.Add(-1) })
 }

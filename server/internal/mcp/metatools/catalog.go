@@ -11,8 +11,8 @@ import (
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/search"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 )
 
 // SearchInput is the input of search_tools.
@@ -135,7 +135,7 @@ func (t *Tools) GetToolSchema(ctx context.Context, p Principal, slug string) (*T
 	connected := t.connectedFunc(ctx, p)(tool.Integration)
 	s := &ToolSchema{
 		Slug:         tool.Spec.Slug,
-		Integration:  tool.Integration.Name(),
+		Integration:  tool.Integration.Name,
 		Title:        toolTitle(tool.Spec),
 		Description:  tool.Spec.Description,
 		InputSchema:  tool.Spec.InputSchema,
@@ -185,8 +185,8 @@ func (t *Tools) Integration(ctx context.Context, p Principal, name string) (*Int
 	return &info, nil
 }
 
-func integrationInfo(in *catalog.Integration, connected bool) IntegrationInfo {
-	m := in.Manifest
+func integrationInfo(in *registry.Integration, connected bool) IntegrationInfo {
+	m := in.Manifest()
 	info := IntegrationInfo{
 		Name:        m.Name,
 		Title:       m.DisplayTitle(),
@@ -208,37 +208,37 @@ func integrationInfo(in *catalog.Integration, connected bool) IntegrationInfo {
 // connectedFunc returns a per-request memo of whether p can use an
 // integration: auth mode none always, otherwise when Connections says so.
 // A failing connection service counts as not connected and is logged.
-func (t *Tools) connectedFunc(ctx context.Context, p Principal) func(*catalog.Integration) bool {
+func (t *Tools) connectedFunc(ctx context.Context, p Principal) func(*registry.Integration) bool {
 	memo := map[string]bool{}
-	return func(in *catalog.Integration) bool {
+	return func(in *registry.Integration) bool {
 		ok, _ := t.connected(ctx, p, in, memo)
 		return ok
 	}
 }
 
 // connected reports whether p can use in, consulting and filling memo.
-func (t *Tools) connected(ctx context.Context, p Principal, in *catalog.Integration, memo map[string]bool) (bool, error) {
-	if in.Manifest.Auth.Mode == manifest.ModeNone {
+func (t *Tools) connected(ctx context.Context, p Principal, in *registry.Integration, memo map[string]bool) (bool, error) {
+	if in.Manifest().Auth.Mode == manifest.ModeNone {
 		return true, nil
 	}
-	if ok, seen := memo[in.Name()]; seen {
+	if ok, seen := memo[in.Name]; seen {
 		return ok, nil
 	}
 	if t.opts.Connections == nil {
 		return false, nil
 	}
-	ok, err := t.opts.Connections.Connected(ctx, p.UserID, in.Name())
+	ok, err := t.opts.Connections.Connected(ctx, p.UserID, in.Name)
 	if err != nil {
-		t.logger.Warn("checking a connection", "user", p.UserID, "integration", in.Name(), "err", err)
+		t.logger.Warn("checking a connection", "user", p.UserID, "integration", in.Name, "err", err)
 		return false, err
 	}
 	if memo != nil {
-		memo[in.Name()] = ok
+		memo[in.Name] = ok
 	}
 	return ok, nil
 }
 
-func (t *Tools) unknownTool(v *catalog.View, slug string) *Error {
+func (t *Tools) unknownTool(v *registry.Snapshot, slug string) *Error {
 	return &Error{
 		Code:        failure.UnknownTool,
 		Message:     fmt.Sprintf("there is no tool %q; use search_tools to find one", truncate(slug, 128)),
@@ -246,10 +246,10 @@ func (t *Tools) unknownTool(v *catalog.View, slug string) *Error {
 	}
 }
 
-func unknownIntegration(v *catalog.View, name string) *Error {
+func unknownIntegration(v *registry.Snapshot, name string) *Error {
 	var names []string
 	for _, in := range v.Integrations() {
-		names = append(names, in.Name())
+		names = append(names, in.Name)
 	}
 	return &Error{
 		Code:        failure.UnknownIntegration,

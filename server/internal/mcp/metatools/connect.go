@@ -67,8 +67,8 @@ func (t *Tools) Connect(ctx context.Context, p Principal, in ConnectInput) (*Con
 	if !ok {
 		return nil, unknownIntegration(v, in.Integration)
 	}
-	name := integration.Name()
-	if integration.Manifest.Auth.Mode == manifest.ModeNone {
+	name := integration.Name
+	if integration.Manifest().Auth.Mode == manifest.ModeNone {
 		return &ConnectOutput{Integration: name, Status: StatusConnected,
 			Message: fmt.Sprintf("%s needs no connection; its tools are ready to use", name)}, nil
 	}
@@ -98,7 +98,7 @@ func (t *Tools) Connect(ctx context.Context, p Principal, in ConnectInput) (*Con
 	}
 	return &ConnectOutput{
 		Integration: name, Status: StatusPending, URL: url, ConnectionID: id,
-		Message: fmt.Sprintf("Ask the user to open %s and authorize %s, then call wait_for_connection with connectionId %q.", url, integration.Manifest.DisplayTitle(), id),
+		Message: fmt.Sprintf("Ask the user to open %s and authorize %s, then call wait_for_connection with connectionId %q.", url, integration.Manifest().DisplayTitle(), id),
 	}, nil
 }
 
@@ -167,7 +167,7 @@ func (t *Tools) CurlSession(ctx context.Context, p Principal, in CurlInput) (*Cu
 		case !ok:
 			u := unknownIntegration(v, name)
 			r = &refusal{Integration: truncate(name, 64), Code: failure.UnknownIntegration, Reason: "no such integration; list_integrations shows them all", Suggestions: u.Suggestions}
-		case integration.Manifest.Proxy == nil:
+		case integration.Manifest().Proxy == nil:
 			r = &refusal{Integration: name, Code: failure.NoProxy, Reason: "it cannot be used through curl sessions (no proxy); use its tools instead (search_tools)"}
 		default:
 			connected, err := t.connected(ctx, p, integration, memo)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -121,14 +121,14 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 	schema, err := c.inputSchema(tool)
 	if err != nil {
 		t.logger.Error("tool has an unusable input schema", "tool", e.Tool, "err", err)
-		return fail(&Error{Code: failure.ToolError, Reason: failure.BadSchema, Message: "the tool's input schema cannot be used; report this to the operator", Integration: tool.Integration.Name()})
+		return fail(&Error{Code: failure.ToolError, Reason: failure.BadSchema, Message: "the tool's input schema cannot be used; report this to the operator", Integration: tool.Integration.Name})
 	}
 	if problems := schema.Check(e.Arguments); problems != nil {
 		return fail(&Error{
 			Code:        failure.InvalidArguments,
 			Message:     fmt.Sprintf("the arguments do not match the input schema of %s (see get_tool_schema); paths start at the arguments object $", e.Tool),
 			Problems:    problems,
-			Integration: tool.Integration.Name(),
+			Integration: tool.Integration.Name,
 		})
 	}
 	args := canonical(e.Arguments)
@@ -152,8 +152,8 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 }
 
 // run checks the connection and calls the tool.
-func (t *Tools) run(ctx context.Context, p Principal, memo *connectedMemo, tool catalog.Tool, args []byte, peer Peer) ExecutionResult {
-	integration := tool.Integration.Name()
+func (t *Tools) run(ctx context.Context, p Principal, memo *connectedMemo, tool registry.Tool, args []byte, peer Peer) ExecutionResult {
+	integration := tool.Integration.Name
 	ok, err := memo.connected(ctx, t, p, tool.Integration)
 	if err != nil {
 		return ExecutionResult{Error: &Error{Code: failure.ToolError, Reason: failure.ConnectionCheck, Integration: integration,
@@ -261,7 +261,7 @@ type connectedMemo struct {
 	m  map[string]bool
 }
 
-func (c *connectedMemo) connected(ctx context.Context, t *Tools, p Principal, in *catalog.Integration) (bool, error) {
+func (c *connectedMemo) connected(ctx context.Context, t *Tools, p Principal, in *registry.Integration) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return t.connected(ctx, p, in, c.m)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -79,9 +79,9 @@ func newFixture(t testing.TB, opts metatools.Options) *fixture {
 	jira.Logo = "data:image/png;base64,AAAA"
 	echo := mcptest.Manifest("echo", manifest.ModeNone, mcptest.Tool("echo_ping", "Ping", "Returns its input.", ""))
 	f.source = mcptest.NewSource(
-		&catalog.Integration{Manifest: gh, Caller: f.github},
-		&catalog.Integration{Manifest: jira, Caller: mcptest.NewFuncs(map[string]mcptest.ToolFunc{"jira_search": mcptest.Echo})},
-		&catalog.Integration{Manifest: echo, Caller: mcptest.NewFuncs(map[string]mcptest.ToolFunc{"echo_ping": mcptest.Echo})},
+		registry.Native(gh, f.github),
+		registry.Native(jira, mcptest.NewFuncs(map[string]mcptest.ToolFunc{"jira_search": mcptest.Echo})),
+		registry.Native(echo, mcptest.NewFuncs(map[string]mcptest.ToolFunc{"echo_ping": mcptest.Echo})),
 	)
 	f.conns.SetConnected(alice.UserID, "github", true)
 	opts.Catalog = f.source

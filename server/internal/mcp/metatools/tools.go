@@ -12,9 +12,9 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
-	"github.com/workbench-dev/workbench/server/internal/mcp/catalog"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/mcp/search"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -23,10 +23,23 @@ import (
 // use is bounded by the runtime's per-tool call slots, not here.
 const DefaultConcurrency = MaxExecutions
 
+// Catalog is where the meta-tools find integrations and tools: the
+// registry's snapshot, the one index of the catalog. *registry.Registry is
+// one.
+type Catalog interface {
+	// Current returns the current snapshot for reading metadata.
+	Current() *registry.Snapshot
+	// Acquire returns the current snapshot with a lease that keeps its
+	// tools callable until release is called.
+	Acquire() (snap *registry.Snapshot, release func())
+}
+
+var _ Catalog = (*registry.Registry)(nil)
+
 // Options configure Tools. Every zero value has a documented default.
 type Options struct {
 	// Catalog supplies the integrations and tools. Required.
-	Catalog catalog.Source
+	Catalog Catalog
 	// Connections is the connection service. Nil means no connections
 	// exist: only integrations with auth mode none are usable, and connect
 	// and wait_for_connection answer UNAVAILABLE.
@@ -55,7 +68,7 @@ type Tools struct {
 // viewCache holds what is derived from one catalog view: the search index
 // and the compiled input schemas of its tools.
 type viewCache struct {
-	view    *catalog.View
+	view    *registry.Snapshot
 	once    sync.Once
 	index   *search.Index
 	schemas sync.Map // slug -> *compiledSchema
@@ -196,7 +209,7 @@ func failed(e *Error) Result {
 }
 
 // viewCache returns the cache of v, building it when v is new.
-func (t *Tools) cacheFor(v *catalog.View) *viewCache {
+func (t *Tools) cacheFor(v *registry.Snapshot) *viewCache {
 	if c := t.cache.Load(); c != nil && c.view == v {
 		return c
 	}
@@ -214,7 +227,7 @@ func (c *viewCache) searchIndex() *search.Index {
 		for _, tool := range c.view.Tools() {
 			docs = append(docs, search.Doc{
 				Slug:        tool.Spec.Slug,
-				Integration: tool.Integration.Name(),
+				Integration: tool.Integration.Name,
 				Title:       tool.Spec.Title,
 				Description: tool.Spec.Description,
 			})
@@ -225,7 +238,7 @@ func (c *viewCache) searchIndex() *search.Index {
 }
 
 // inputSchema returns the compiled input schema of a tool.
-func (c *viewCache) inputSchema(tool catalog.Tool) (*argcheck.Schema, error) {
+func (c *viewCache) inputSchema(tool registry.Tool) (*argcheck.Schema, error) {
 	if v, ok := c.schemas.Load(tool.Spec.Slug); ok {
 		cs := v.(*compiledSchema)
 		return cs.schema, cs.err

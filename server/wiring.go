@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/workbench-dev/workbench/server/internal/accounts"
+	"github.com/workbench-dev/workbench/server/internal/connect"
+	"github.com/workbench-dev/workbench/server/internal/connections"
+	"github.com/workbench-dev/workbench/server/internal/httpapi"
+	"github.com/workbench-dev/workbench/server/internal/mcp"
+	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
+	"github.com/workbench-dev/workbench/server/internal/oauthserver"
+	"github.com/workbench-dev/workbench/server/internal/portal"
+	"github.com/workbench-dev/workbench/server/internal/proxy"
+	"github.com/workbench-dev/workbench/server/internal/store"
+)
+
+// The services under server/internal do not import each other; the few
+// places where one's interface meets another's types are here, each built
+// once from services that are already open.
+
+// tokens authenticates /mcp bearer tokens: the API tokens in the store and
+// the access tokens Workbench's OAuth server issued for /mcp.
+type tokens struct {
+	store store.Store
+	oauth *oauthserver.Server
+}
+
+var _ mcp.Authenticator = tokens{}
+
+func (a tokens) Authenticate(ctx context.Context, bearer string) (mcp.Principal, error) {
+	userID, scopes := "", oauthserver.RequiredScopes() // an API token may do everything
+	tok, err := accounts.Authenticate(ctx, a.store, bearer)
+	switch {
+	case errors.Is(err, accounts.ErrUnauthenticated):
+		// Not an API token: an OAuth access token issued for /mcp?
+		at, oerr := a.oauth.Authenticate(ctx, bearer)
+		if errors.Is(oerr, oauthserver.ErrUnauthenticated) {
+			return mcp.Principal{}, fmt.Errorf("%w: %w", mcp.ErrUnauthenticated, err)
+		}
+		if oerr != nil {
+			return mcp.Principal{}, oerr
+		}
+		userID, scopes = at.UserID, oauthserver.ScopesOf(at)
+	case err != nil:
+		return mcp.Principal{}, err
+	default:
+		userID = tok.UserID
+	}
+	u, err := a.store.User(ctx, userID)
+	if err != nil {
+		return mcp.Principal{}, fmt.Errorf("token of user %s: %w", userID, err)
+	}
+	return mcp.Principal{UserID: u.ID, TenantID: u.TenantID, Email: u.Email, Scopes: scopes}, nil
+}
+
+// apiCallers authenticates /api requests: API tokens, and the portal's
+// sessions.
+type apiCallers struct {
+	store  store.Store
+	portal *portal.Portal
+}
+
+var _ httpapi.Callers = apiCallers{}
+
+func (a apiCallers) Bearer(ctx context.Context, token string) (httpapi.Caller, error) {
+	tok, err := accounts.Authenticate(ctx, a.store, token)
+	if errors.Is(err, accounts.ErrUnauthenticated) {
+		return httpapi.Caller{}, fmt.Errorf("%w: %w", httpapi.ErrUnauthenticated, err)
+	}
+	if err != nil {
+		return httpapi.Caller{}, err
+	}
+	u, err := a.store.User(ctx, tok.UserID)
+	if err != nil {
+		return httpapi.Caller{}, fmt.Errorf("token of user %s: %w", tok.UserID, err)
+	}
+	return callerOf(u), nil
+}
+
+func (a apiCallers) Session(ctx context.Context, cookie string) (httpapi.Caller, string, error) {
+	s, u, err := a.portal.Session(ctx, cookie)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpapi.Caller{}, "", fmt.Errorf("%w: %w", httpapi.ErrUnauthenticated, err)
+	}
+	if err != nil {
+		return httpapi.Caller{}, "", err
+	}
+	return callerOf(u), s.CSRFSecret, nil
+}
+
+func (a apiCallers) SessionCookie() string { return a.portal.SessionCookieName() }
+
+func callerOf(u store.User) httpapi.Caller {
+	return httpapi.Caller{UserID: u.ID, TenantID: u.TenantID, Email: u.Email, Admin: u.IsAdmin}
+}
+
+// userConnections is what the meta-tools know of connections: the
+// connections service says who is connected, the connect service runs the
+// handshakes.
+type userConnections struct {
+	*connections.Service
+	flow *connect.Service
+}
+
+var _ metatools.Connections = userConnections{}
+
+func (c userConnections) Connect(ctx context.Context, userID, integration string) (string, string, error) {
+	return c.flow.Connect(ctx, userID, integration)
+}
+
+func (c userConnections) Wait(ctx context.Context, userID, connectionID string, timeout time.Duration) (string, string, error) {
+	status, reason, err := c.flow.Wait(ctx, userID, connectionID, timeout)
+	return string(status), reason, err
+}
+
+// curlSessions mints curl_session's tokens through the proxy.
+type curlSessions struct{ proxy *proxy.Service }
+
+var _ metatools.CurlSessions = curlSessions{}
+
+func (p curlSessions) Mint(ctx context.Context, userID string, integrations []string) (metatools.CurlSession, error) {
+	m, err := p.proxy.Mint(ctx, userID, integrations)
+	if err != nil {
+		return metatools.CurlSession{}, err
+	}
+	return metatools.CurlSession{Token: m.Token, ExpiresAt: m.ExpiresAt, Endpoints: m.Endpoints}, nil
+}

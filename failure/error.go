@@ -43,6 +43,9 @@ var (
 	ErrUnknownConnection = errors.New("unknown connection")
 	// ErrNoProxy: the integration declares no proxy base URL.
 	ErrNoProxy = errors.New("integration has no proxy")
+	// ErrUnauthenticated: a token, session or password did not check out.
+	// Errors wrapping it never say which part was wrong.
+	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrUnavailable: a dependency (the database, a service) failed; the
 	// same request may succeed later. Wrap the cause beside it.
 	ErrUnavailable = errors.New("temporarily unavailable")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/connections"
@@ -51,7 +52,7 @@ func TestAdmin_users(t *testing.T) {
 			if err := a.RevokeToken(ctx, "alice@example.com", tok.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := accounts.Authenticate(ctx, a.store, second); !errors.Is(err, accounts.ErrUnauthenticated) {
+			if _, err := accounts.Authenticate(ctx, a.store, second); !errors.Is(err, failure.ErrUnauthenticated) {
 				t.Fatalf("revoked token: %v", err)
 			}
 			link, _, err := a.LoginLink(ctx, "alice@example.com")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/connections"
@@ -35,11 +36,11 @@ func (a tokens) Authenticate(ctx context.Context, bearer string) (mcp.Principal,
 	userID, scopes := "", oauthserver.RequiredScopes() // an API token may do everything
 	tok, err := accounts.Authenticate(ctx, a.store, bearer)
 	switch {
-	case errors.Is(err, accounts.ErrUnauthenticated):
+	case errors.Is(err, failure.ErrUnauthenticated):
 		// Not an API token: an OAuth access token issued for /mcp?
 		at, oerr := a.oauth.Authenticate(ctx, bearer)
-		if errors.Is(oerr, oauthserver.ErrUnauthenticated) {
-			return mcp.Principal{}, fmt.Errorf("%w: %w", mcp.ErrUnauthenticated, err)
+		if errors.Is(oerr, failure.ErrUnauthenticated) {
+			return mcp.Principal{}, err
 		}
 		if oerr != nil {
 			return mcp.Principal{}, oerr
@@ -68,9 +69,6 @@ var _ httpapi.Callers = apiCallers{}
 
 func (a apiCallers) Bearer(ctx context.Context, token string) (httpapi.Caller, error) {
 	tok, err := accounts.Authenticate(ctx, a.store, token)
-	if errors.Is(err, accounts.ErrUnauthenticated) {
-		return httpapi.Caller{}, fmt.Errorf("%w: %w", httpapi.ErrUnauthenticated, err)
-	}
 	if err != nil {
 		return httpapi.Caller{}, err
 	}
@@ -84,7 +82,7 @@ func (a apiCallers) Bearer(ctx context.Context, token string) (httpapi.Caller, e
 func (a apiCallers) Session(ctx context.Context, cookie string) (httpapi.Caller, string, error) {
 	s, u, err := a.portal.Session(ctx, cookie)
 	if errors.Is(err, store.ErrNotFound) {
-		return httpapi.Caller{}, "", fmt.Errorf("%w: %w", httpapi.ErrUnauthenticated, err)
+		return httpapi.Caller{}, "", fmt.Errorf("%w: %w", failure.ErrUnauthenticated, err)
 	}
 	if err != nil {
 		return httpapi.Caller{}, "", err

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
-
-// ErrUnauthenticated: a bearer token or a password did not check out. The
-// error never says which part was wrong.
-var ErrUnauthenticated = errors.New("unauthenticated")
 
 // FirstAdminEmail is the email of the admin created on an empty store.
 const FirstAdminEmail = "admin@workbench.local"
@@ -83,14 +80,14 @@ func CreateToken(ctx context.Context, st store.Store, userID, name string) (stor
 }
 
 // Authenticate returns the unrevoked token record a bearer token belongs to,
-// or an error wrapping ErrUnauthenticated.
+// or an error wrapping failure.ErrUnauthenticated.
 func Authenticate(ctx context.Context, st store.Store, bearer string) (store.Token, error) {
 	if !secrets.LooksLikeToken(bearer) {
-		return store.Token{}, fmt.Errorf("accounts: malformed API token: %w", ErrUnauthenticated)
+		return store.Token{}, fmt.Errorf("accounts: malformed API token: %w", failure.ErrUnauthenticated)
 	}
 	t, err := st.TokenByHash(ctx, secrets.HashToken(bearer))
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Token{}, fmt.Errorf("accounts: unknown or revoked API token: %w", ErrUnauthenticated)
+		return store.Token{}, fmt.Errorf("accounts: unknown or revoked API token: %w", failure.ErrUnauthenticated)
 	}
 	return t, err
 }

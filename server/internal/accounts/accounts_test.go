@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/sqlite"
@@ -78,7 +79,7 @@ func TestAuthenticate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Authenticate(ctx, st, tt.bearer)
-			if tt.ok != (err == nil) || err != nil && !errors.Is(err, ErrUnauthenticated) {
+			if tt.ok != (err == nil) || err != nil && !errors.Is(err, failure.ErrUnauthenticated) {
 				t.Fatalf("Authenticate err = %v, want ok %v", err, tt.ok)
 			}
 			if err != nil && tt.bearer != "" && strings.Contains(err.Error(), tt.bearer) {
@@ -119,15 +120,15 @@ func TestLogin(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrUnauthenticated) || err.Error() != "accounts: wrong email or password: unauthenticated" {
-				t.Fatalf("Login err = %v, want the one ErrUnauthenticated message", err)
+			if !errors.Is(err, failure.ErrUnauthenticated) || err.Error() != "accounts: wrong email or password: unauthenticated" {
+				t.Fatalf("Login err = %v, want the one failure.ErrUnauthenticated message", err)
 			}
 		})
 	}
 	if err := SetPassword(ctx, st, testPasswords, alice.ID, "new pass"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := signIn.Login(ctx, "192.0.2.1", "", "alice@example.com", "correct horse"); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := signIn.Login(ctx, "192.0.2.1", "", "alice@example.com", "correct horse"); !errors.Is(err, failure.ErrUnauthenticated) {
 		t.Fatalf("old password after SetPassword: %v", err)
 	}
 	if _, err := signIn.Login(ctx, "192.0.2.1", "", "alice@example.com", "new pass"); err != nil {
@@ -223,7 +224,7 @@ func TestCreateLoginLink(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrUnauthenticated) || errors.Is(err, ErrLinkExpired) != tt.wantExpired {
+			if !errors.Is(err, failure.ErrUnauthenticated) || errors.Is(err, ErrLinkExpired) != tt.wantExpired {
 				t.Fatalf("UseLoginLink err = %v, want unauthenticated (expired %v)", err, tt.wantExpired)
 			}
 			if strings.Contains(err.Error(), tt.token) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -39,19 +40,19 @@ func CreateLoginLink(ctx context.Context, st store.Store, userID string, now tim
 }
 
 // UseLoginLink spends a sign-in link token and returns its user. An unknown
-// or already used token wraps ErrUnauthenticated; an expired one wraps both
-// ErrUnauthenticated and ErrLinkExpired.
+// or already used token wraps failure.ErrUnauthenticated; an expired one wraps both
+// failure.ErrUnauthenticated and ErrLinkExpired.
 func UseLoginLink(ctx context.Context, st store.Store, token string) (store.User, error) {
 	rest, ok := strings.CutPrefix(token, LoginLinkPrefix)
 	if !ok || len(rest) != base64.RawURLEncoding.EncodedLen(loginLinkBytes) {
-		return store.User{}, fmt.Errorf("accounts: malformed sign-in link: %w", ErrUnauthenticated)
+		return store.User{}, fmt.Errorf("accounts: malformed sign-in link: %w", failure.ErrUnauthenticated)
 	}
 	l, err := st.ConsumeLoginLink(ctx, secrets.HashToken(token))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return store.User{}, fmt.Errorf("accounts: unknown or already used sign-in link: %w", ErrUnauthenticated)
+		return store.User{}, fmt.Errorf("accounts: unknown or already used sign-in link: %w", failure.ErrUnauthenticated)
 	case errors.Is(err, store.ErrExpired):
-		return store.User{}, fmt.Errorf("accounts: %w: %w", ErrLinkExpired, ErrUnauthenticated)
+		return store.User{}, fmt.Errorf("accounts: %w: %w", ErrLinkExpired, failure.ErrUnauthenticated)
 	case err != nil:
 		return store.User{}, err
 	}

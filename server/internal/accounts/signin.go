@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -76,7 +77,7 @@ func NewSignIn(st SignInStore, pw *secrets.Passwords, o SignInOptions) *SignIn {
 // Login checks an email and password sent from the client address from
 // (its rate-limit form: see clientaddr) and returns the user. It fails with
 // a *ThrottledError, an error wrapping secrets.ErrBusy, or an error wrapping
-// ErrUnauthenticated that does not say which part was wrong; an unknown
+// failure.ErrUnauthenticated that does not say which part was wrong; an unknown
 // email costs what a wrong password costs.
 func (s *SignIn) Login(ctx context.Context, from, tenantID, email, password string) (store.User, error) {
 	if tenantID == "" {
@@ -100,7 +101,7 @@ func (s *SignIn) check(ctx context.Context, tenantID, email, password string) (s
 	if err := s.take(ctx, "account", account, s.perAccount); err != nil {
 		return store.User{}, err
 	}
-	fail := fmt.Errorf("accounts: wrong email or password: %w", ErrUnauthenticated)
+	fail := fmt.Errorf("accounts: wrong email or password: %w", failure.ErrUnauthenticated)
 	// Without an account or a password, the check costs the same.
 	nothing := func() (store.User, error) {
 		if err := s.passwords.VerifyNothing(ctx, password); err != nil {

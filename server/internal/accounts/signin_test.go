@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/sqlite"
 	"github.com/workbench-dev/workbench/server/internal/store/storetest"
@@ -41,14 +42,14 @@ func TestSignIn_perAccount(t *testing.T) {
 	// Five wrong passwords from five addresses: the account is throttled,
 	// whatever the address, and the right password waits too.
 	for i := range DefaultPerAccount.Free {
-		if _, err := s.Login(ctx, fmt.Sprintf("192.0.2.%d", i), "", "Alice@example.com", "wrong"); !errors.Is(err, ErrUnauthenticated) {
+		if _, err := s.Login(ctx, fmt.Sprintf("192.0.2.%d", i), "", "Alice@example.com", "wrong"); !errors.Is(err, failure.ErrUnauthenticated) {
 			t.Fatalf("attempt %d: %v", i+1, err)
 		}
 	}
 	_, err := s.Login(ctx, "198.51.100.7", "", "alice@example.com", "correct horse")
 	wantThrottled(t, err, "account", DefaultPerAccount.Wait)
 	clock.Advance(DefaultPerAccount.Wait)
-	if _, err := s.Login(ctx, "198.51.100.7", "", "alice@example.com", "wrong"); !errors.Is(err, ErrUnauthenticated) {
+	if _, err := s.Login(ctx, "198.51.100.7", "", "alice@example.com", "wrong"); !errors.Is(err, failure.ErrUnauthenticated) {
 		t.Fatalf("after the wait: %v", err)
 	}
 	_, err = s.Login(ctx, "198.51.100.7", "", "alice@example.com", "correct horse")
@@ -59,7 +60,7 @@ func TestSignIn_perAccount(t *testing.T) {
 	}
 	// The success cleared the account's count.
 	for i := range DefaultPerAccount.Free - 1 {
-		if _, err := s.Login(ctx, "198.51.100.7", "", "alice@example.com", "wrong"); !errors.Is(err, ErrUnauthenticated) {
+		if _, err := s.Login(ctx, "198.51.100.7", "", "alice@example.com", "wrong"); !errors.Is(err, failure.ErrUnauthenticated) {
 			t.Fatalf("attempt %d after a success: %v", i+1, err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestSignIn_perAccount(t *testing.T) {
 func TestSignIn_perAddress(t *testing.T) {
 	_, _, s := throttleFixture(t)
 	for i := range DefaultPerAddress.Free {
-		if _, err := s.Login(ctx, "192.0.2.1", "", fmt.Sprintf("user%d@example.com", i), "x"); !errors.Is(err, ErrUnauthenticated) {
+		if _, err := s.Login(ctx, "192.0.2.1", "", fmt.Sprintf("user%d@example.com", i), "x"); !errors.Is(err, failure.ErrUnauthenticated) {
 			t.Fatalf("attempt %d: %v", i+1, err)
 		}
 	}
@@ -104,7 +105,7 @@ func TestSignIn_burst(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case errors.Is(err, ErrUnauthenticated):
+			case errors.Is(err, failure.ErrUnauthenticated):
 				checked++
 			case errors.Is(err, ErrThrottled):
 				throttled++
@@ -129,7 +130,7 @@ func TestSignIn_Recheck(t *testing.T) {
 		t.Fatalf("right password: %v", err)
 	}
 	for range DefaultPerAccount.Free {
-		if err := s.Recheck(ctx, alice, "wrong"); !errors.Is(err, ErrUnauthenticated) {
+		if err := s.Recheck(ctx, alice, "wrong"); !errors.Is(err, failure.ErrUnauthenticated) {
 			t.Fatalf("wrong password: %v", err)
 		}
 	}

@@ -33,9 +33,9 @@ func (s *Service) CompleteOAuth(ctx context.Context, userID, integration string,
 	case errors.Is(err, store.ErrNotFound):
 		return store.PendingConnection{}, fmt.Errorf("connect: %w: this authorization response does not belong to a connection request in progress (it was already used, or it is not ours)", ErrUnknownState)
 	case errors.Is(err, store.ErrExpired):
-		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request ran out of time; start a new one", ErrExpired, integration)
+		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request ran out of time; start a new one", store.ErrExpired, integration)
 	case errors.Is(err, store.ErrNotPending):
-		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request already ended", ErrNotPending, integration)
+		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request already ended", store.ErrNotPending, integration)
 	case err != nil:
 		return store.PendingConnection{}, err
 	}

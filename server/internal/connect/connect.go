@@ -41,10 +41,6 @@ const CookieUnavailable = "cookie capture is not available on this server yet"
 // Errors. Each is wrapped with a message fit for the person or agent who
 // caused it; none carries a secret.
 var (
-	// ErrExpired: the handshake window ended before the handshake did.
-	ErrExpired = errors.New("pending connection expired")
-	// ErrNotPending: the handshake already ended.
-	ErrNotPending = errors.New("pending connection already ended")
 	// ErrWrongMode: the step does not fit the integration's auth mode.
 	ErrWrongMode = errors.New("wrong auth mode for this step")
 	// ErrInvalidInput: a form value is missing or malformed (see
@@ -265,9 +261,9 @@ func (s *Service) open(ctx context.Context, userID, id, mode string) (store.Pend
 	}
 	switch {
 	case p.Status == store.PendingExpired:
-		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request ran out of time; start a new one", ErrExpired, p.Integration)
+		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request ran out of time; start a new one", store.ErrExpired, p.Integration)
 	case p.Status != store.PendingWaiting:
-		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request already ended (%s)", ErrNotPending, p.Integration, p.Status)
+		return store.PendingConnection{}, fmt.Errorf("connect: %w: the %s connection request already ended (%s)", store.ErrNotPending, p.Integration, p.Status)
 	case p.Mode != mode:
 		return store.PendingConnection{}, fmt.Errorf("connect: %w: %s connects with %s, not %s", ErrWrongMode, p.Integration, p.Mode, mode)
 	}
@@ -279,9 +275,9 @@ func (s *Service) finish(ctx context.Context, p store.PendingConnection, o store
 	_, err := s.store.CompletePending(ctx, p.UserID, p.ID, o)
 	switch {
 	case errors.Is(err, store.ErrExpired):
-		return fmt.Errorf("connect: %w: the %s connection request ran out of time; start a new one", ErrExpired, p.Integration)
+		return fmt.Errorf("connect: %w: the %s connection request ran out of time; start a new one", store.ErrExpired, p.Integration)
 	case errors.Is(err, store.ErrNotPending):
-		return fmt.Errorf("connect: %w: the %s connection request already ended", ErrNotPending, p.Integration)
+		return fmt.Errorf("connect: %w: the %s connection request already ended", store.ErrNotPending, p.Integration)
 	case err != nil:
 		return err
 	}

@@ -203,7 +203,7 @@ func TestService_CompleteOAuth_failures(t *testing.T) {
 				_, err := f.svc.CompleteOAuth(ctx, f.alice.ID, "posty", cb)
 				return err
 			},
-			want: ErrExpired, wantStatus: store.PendingExpired, wantReason: "handshake window",
+			want: store.ErrExpired, wantStatus: store.PendingExpired, wantReason: "handshake window",
 		},
 	}
 	for _, tt := range tests {
@@ -379,8 +379,8 @@ func TestService_SubmitAPIKey(t *testing.T) {
 	if err != nil || len(cred.Fields) != 2 || cred.Fields["site"] != "acme" || cred.Fields["api_token"] != "tok-1" {
 		t.Fatalf("stored fields: %v", err)
 	}
-	if _, err := f.svc.SubmitAPIKey(ctx, f.alice.ID, id, map[string]string{"site": "acme", "api_token": "tok-2"}); !errors.Is(err, ErrNotPending) {
-		t.Fatalf("second submit: %v, want ErrNotPending", err)
+	if _, err := f.svc.SubmitAPIKey(ctx, f.alice.ID, id, map[string]string{"site": "acme", "api_token": "tok-2"}); !errors.Is(err, store.ErrNotPending) {
+		t.Fatalf("second submit: %v, want store.ErrNotPending", err)
 	}
 
 	_, late, err := f.svc.Connect(ctx, f.alice.ID, "keyed")
@@ -388,8 +388,8 @@ func TestService_SubmitAPIKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Advance(DefaultHandshakeWindow + time.Second)
-	if _, err := f.svc.SubmitAPIKey(ctx, f.alice.ID, late, map[string]string{"site": "acme", "api_token": "tok-3"}); !errors.Is(err, ErrExpired) {
-		t.Fatalf("submit after the window: %v, want ErrExpired", err)
+	if _, err := f.svc.SubmitAPIKey(ctx, f.alice.ID, late, map[string]string{"site": "acme", "api_token": "tok-3"}); !errors.Is(err, store.ErrExpired) {
+		t.Fatalf("submit after the window: %v, want store.ErrExpired", err)
 	}
 	if cred, err := f.conns.Credential(ctx, f.alice.ID, "keyed"); err != nil || cred.Fields["api_token"] != "tok-1" {
 		t.Fatalf("an expired handshake changed the connection: %v", err)

@@ -11,10 +11,6 @@ import (
 	"github.com/workbench-dev/workbench/failure"
 )
 
-// ErrUnauthenticated is wrapped by Callers for a credential that does not
-// check out; the request is answered 401.
-var ErrUnauthenticated = errors.New("unauthenticated")
-
 // CSRFHeader carries a portal session's CSRF secret on /api writes made
 // with the session cookie.
 const CSRFHeader = "X-CSRF-Token"
@@ -61,7 +57,7 @@ func CallerOf(c *fiber.Ctx) Caller {
 func mountAPI(app *fiber.App, callers Callers) API {
 	user := app.Group("/api", func(c *fiber.Ctx) error {
 		caller, err := authenticate(c, callers)
-		if errors.Is(err, ErrUnauthenticated) {
+		if errors.Is(err, failure.ErrUnauthenticated) {
 			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="workbench"`)
 			return &Error{Status: http.StatusUnauthorized, Code: failure.Unauthenticated, Message: "sign in: send an API token as Authorization: Bearer <token>, or a portal session"}
 		}
@@ -87,13 +83,13 @@ func authenticate(c *fiber.Ctx, callers Callers) (Caller, error) {
 	if auth := c.Get(fiber.HeaderAuthorization); auth != "" {
 		token, ok := strings.CutPrefix(auth, "Bearer ")
 		if !ok {
-			return Caller{}, ErrUnauthenticated
+			return Caller{}, failure.ErrUnauthenticated
 		}
 		return callers.Bearer(c.UserContext(), strings.TrimSpace(token))
 	}
 	cookie := c.Cookies(callers.SessionCookie())
 	if cookie == "" {
-		return Caller{}, ErrUnauthenticated
+		return Caller{}, failure.ErrUnauthenticated
 	}
 	caller, csrf, err := callers.Session(c.UserContext(), cookie)
 	if err != nil {

@@ -163,14 +163,14 @@ func (testCallers) Bearer(_ context.Context, token string) (Caller, error) {
 	case "tok-broken":
 		return Caller{}, errors.New("store is down: password hunter2")
 	}
-	return Caller{}, fmt.Errorf("unknown token: %w", ErrUnauthenticated)
+	return Caller{}, fmt.Errorf("unknown token: %w", failure.ErrUnauthenticated)
 }
 
 func (testCallers) Session(_ context.Context, cookie string) (Caller, string, error) {
 	if cookie == "sess-alice" {
 		return alice, "csrf-1", nil
 	}
-	return Caller{}, "", fmt.Errorf("unknown session: %w", ErrUnauthenticated)
+	return Caller{}, "", fmt.Errorf("unknown session: %w", failure.ErrUnauthenticated)
 }
 
 func (testCallers) SessionCookie() string { return "wb_session" }

@@ -10,19 +10,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 )
 
 // Principal is the authenticated user of a request.
 type Principal = metatools.Principal
 
-// ErrUnauthenticated is wrapped by an Authenticator for a token that is
-// unknown, expired or revoked.
-var ErrUnauthenticated = errors.New("invalid or expired bearer token")
-
 // Authenticator resolves the bearer token of a request: an API token or an
 // OAuth access token issued to an MCP client. A token that does not
-// authenticate returns an error wrapping ErrUnauthenticated; any other error
+// authenticate returns an error wrapping failure.ErrUnauthenticated; any other error
 // is a failure of the service (answered with 500, details only logged).
 type Authenticator interface {
 	Authenticate(ctx context.Context, bearerToken string) (Principal, error)
@@ -38,7 +35,7 @@ func requireBearer(next http.Handler, a Authenticator, metadataURL string, scope
 	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		p, err := a.Authenticate(ctx, token)
 		switch {
-		case errors.Is(err, ErrUnauthenticated):
+		case errors.Is(err, failure.ErrUnauthenticated):
 			return nil, fmt.Errorf("%w: the bearer token is not valid", auth.ErrInvalidToken)
 		case err != nil:
 			logger.Error("authenticating a bearer token", "err", err)

@@ -110,7 +110,7 @@ func start(t testing.TB, opts mcp.Options) *env {
 	t.Helper()
 	e := &env{canceled: make(chan error, 8), blocked: make(chan struct{}, 8)}
 	e.source = mcptest.NewSource(demoIntegrations(e)...)
-	e.tokens = mcptest.NewTokens(mcp.ErrUnauthenticated)
+	e.tokens = mcptest.NewTokens(failure.ErrUnauthenticated)
 	e.tokens.Add(aliceToken, alice)
 	e.conns = mcptest.NewConnections("https://wb.test", "github")
 	if opts.Catalog == nil {
@@ -243,7 +243,7 @@ func TestEndpoint_Surfaces(t *testing.T) {
 			})
 		}
 	}
-	if _, err := mcp.New(mcp.Options{Catalog: mcptest.NewSource(), Authenticator: mcptest.NewTokens(mcp.ErrUnauthenticated), PublicURL: "http://x", Surface: "all"}); err == nil {
+	if _, err := mcp.New(mcp.Options{Catalog: mcptest.NewSource(), Authenticator: mcptest.NewTokens(failure.ErrUnauthenticated), PublicURL: "http://x", Surface: "all"}); err == nil {
 		t.Error("an unknown surface must be refused")
 	}
 }

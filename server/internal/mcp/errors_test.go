@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
@@ -142,7 +143,7 @@ func FuzzEndpoint_Request(f *testing.F) {
 	echo := mcptest.Manifest("demo", manifest.ModeNone,
 		mcptest.Tool("demo_echo", "Echo", "Returns its input.", `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`))
 	source := mcptest.NewSource(registry.Native(echo, mcptest.NewFuncs(map[string]mcptest.ToolFunc{"demo_echo": mcptest.Echo})))
-	tokens := mcptest.NewTokens(mcp.ErrUnauthenticated)
+	tokens := mcptest.NewTokens(failure.ErrUnauthenticated)
 	tokens.Add(aliceToken, alice)
 	ep, err := mcp.New(mcp.Options{Catalog: source, Authenticator: tokens, PublicURL: "https://wb.example.com",
 		Connections: mcptest.NewConnections("https://wb.test")})

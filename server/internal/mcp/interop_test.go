@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/plugins-wasm/githubtest"
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/credential"
@@ -92,7 +93,7 @@ func newStack(t *testing.T, creds credential.Source, settings runtime.MapSetting
 	st := &stack{host: host, reg: newRegistry(t), conns: mcptest.NewConnections("https://wb.test", "github")}
 	t.Cleanup(func() { host.Close(context.Background()) })
 	st.swap(t, sources...)
-	tokens := mcptest.NewTokens(mcp.ErrUnauthenticated)
+	tokens := mcptest.NewTokens(failure.ErrUnauthenticated)
 	tokens.Add(aliceToken, alice)
 	tokens.Add(bobToken, bob)
 	st.ep, err = mcp.New(mcp.Options{

@@ -19,8 +19,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server"
-	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/mcptest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 )
@@ -78,7 +78,7 @@ func startServerWith(t *testing.T, surface server.ToolSurface, fakeTokens bool, 
 func serveBuiltin(t *testing.T, surface server.ToolSurface, fakeTokens bool, announce io.Writer, builtin string, plugins int) *realServer {
 	t.Helper()
 	root := t.TempDir()
-	tokens := mcptest.NewTokens(mcp.ErrUnauthenticated)
+	tokens := mcptest.NewTokens(failure.ErrUnauthenticated)
 	tokens.Add(aliceToken, alice)
 	logs := &syncBuffer{}
 	cfg := server.Config{

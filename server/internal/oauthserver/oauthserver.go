@@ -20,6 +20,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/server/internal/clientaddr"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
@@ -62,10 +63,6 @@ var registerPolicy = store.AttemptPolicy{Free: 10, Wait: time.Hour, MaxWait: tim
 // client ID metadata documents (cache hits are free), then wait an hour, as
 // registerPolicy does.
 var documentFetchPolicy = store.AttemptPolicy{Free: 20, Wait: time.Hour, MaxWait: time.Hour, Forget: time.Hour}
-
-// ErrUnauthenticated is returned by Authenticate for an access token that is
-// unknown, expired or issued for another resource.
-var ErrUnauthenticated = errors.New("oauthserver: invalid access token")
 
 // Options configure a Server. Store and PublicURL are required.
 type Options struct {
@@ -164,13 +161,13 @@ func (s *Server) Mount(r fiber.Router) {
 func (s *Server) Authenticate(ctx context.Context, bearer string) (store.OAuthToken, error) {
 	t, err := s.store.OAuthToken(ctx, store.OAuthAccess, secrets.HashToken(bearer))
 	if errors.Is(err, store.ErrNotFound) {
-		return store.OAuthToken{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+		return store.OAuthToken{}, fmt.Errorf("%w: %w", failure.ErrUnauthenticated, err)
 	}
 	if err != nil {
 		return store.OAuthToken{}, err
 	}
 	if t.Resource != s.resource {
-		return store.OAuthToken{}, fmt.Errorf("%w: issued for %q", ErrUnauthenticated, t.Resource)
+		return store.OAuthToken{}, fmt.Errorf("%w: issued for %q", failure.ErrUnauthenticated, t.Resource)
 	}
 	return t, nil
 }

@@ -118,9 +118,9 @@ func connectError(err error) error {
 		return failPage(http.StatusNotFound, "Unknown integration", msg)
 	case errors.Is(err, failure.ErrNotConfigured):
 		return failPage(http.StatusConflict, "Not available", msg)
-	case errors.Is(err, connect.ErrExpired):
+	case errors.Is(err, store.ErrExpired):
 		return failPage(http.StatusGone, "Request expired", msg)
-	case errors.Is(err, connect.ErrNotPending):
+	case errors.Is(err, store.ErrNotPending):
 		return failPage(http.StatusConflict, "Already finished", msg)
 	case errors.Is(err, connect.ErrWrongMode), errors.Is(err, connect.ErrUnknownState):
 		return failPage(http.StatusBadRequest, "Cannot continue", msg)
@@ -365,7 +365,7 @@ func (p *Portal) setPassword(c *fiber.Ctx, r *request) error {
 	case next != confirm:
 		problem = "The two new passwords differ."
 	case data.HasPassword:
-		if err := p.signIn.Recheck(r.ctx, *r.user, current); errors.Is(err, accounts.ErrUnauthenticated) {
+		if err := p.signIn.Recheck(r.ctx, *r.user, current); errors.Is(err, failure.ErrUnauthenticated) {
 			problem = "The current password is wrong."
 		} else if err != nil {
 			return signInRefusal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -355,7 +356,7 @@ func TestPortal_account(t *testing.T) {
 	wantStatus(t, "long name", b.post("/account/tokens", url.Values{"csrf": {tok}, "name": {strings.Repeat("n", 101)}}), http.StatusUnprocessableEntity, "at most 100 characters")
 
 	wantStatus(t, "revoke", b.post("/account/tokens/"+rec.ID+"/revoke", url.Values{"csrf": {tok}}), http.StatusSeeOther)
-	if _, err := accounts.Authenticate(ctx, f.st, m[1]); !errors.Is(err, accounts.ErrUnauthenticated) {
+	if _, err := accounts.Authenticate(ctx, f.st, m[1]); !errors.Is(err, failure.ErrUnauthenticated) {
 		t.Fatalf("revoked token still authenticates: %v", err)
 	}
 	wantStatus(t, "revoke unknown", b.post("/account/tokens/tok_nope/revoke", url.Values{"csrf": {tok}}), http.StatusNotFound)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -188,7 +189,7 @@ func (p *Portal) login(c *fiber.Ctx, r *request) error {
 	}
 	email, password, next := formValue(c, "email"), formValue(c, "password"), safeNext(formValue(c, "next"))
 	u, err := p.signIn.Login(r.ctx, p.clientAddr.Key(c), store.DefaultTenant, email, password)
-	if errors.Is(err, accounts.ErrUnauthenticated) {
+	if errors.Is(err, failure.ErrUnauthenticated) {
 		data := loginPage{base: p.base(r, "Sign in", ""), Next: next, Email: email, Error: "Wrong email or password."}
 		data.CSRF = p.loginToken(c)
 		return p.render(c, http.StatusUnauthorized, "login", data)
@@ -240,7 +241,7 @@ func (p *Portal) onceLogin(c *fiber.Ctx, r *request) error {
 	switch {
 	case errors.Is(err, accounts.ErrLinkExpired):
 		return failPage(http.StatusGone, "Link expired", "This sign-in link has expired. Ask an operator for a new one (workbench user login-link).")
-	case errors.Is(err, accounts.ErrUnauthenticated):
+	case errors.Is(err, failure.ErrUnauthenticated):
 		return failPage(http.StatusBadRequest, "Link not valid", "This sign-in link is not valid or was already used. Ask an operator for a new one (workbench user login-link).")
 	case err != nil:
 		return err

@@ -16,7 +16,7 @@ var errUnknownToken = errors.New("unknown token")
 // Tokens is an in-memory authenticator: a token maps to its user.
 type Tokens struct {
 	// Unauthenticated is wrapped for unknown tokens; set it to
-	// mcp.ErrUnauthenticated.
+	// failure.ErrUnauthenticated.
 	Unauthenticated error
 
 	mu     sync.Mutex

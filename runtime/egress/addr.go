@@ -15,8 +15,9 @@ type blockedRange struct {
 }
 
 // blockedRanges are refused outright, most specific first. IPv6 forms that
-// embed an IPv4 address (mapped, NAT64, 6to4) are unwrapped and checked
-// separately.
+// embed an IPv4 address (mapped, translated, NAT64, 6to4) are unwrapped and
+// checked separately; an IPv6 address outside globalUnicast that no range
+// names is refused too.
 var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
@@ -35,6 +36,7 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},    // IETF protocol assignments
+	{netip.MustParsePrefix("192.88.99.0/24"), "reserved"},  // deprecated 6to4 relay anycast
 	{netip.MustParsePrefix("198.18.0.0/15"), "reserved"},   // benchmarking, often used internally
 	{netip.MustParsePrefix("192.0.2.0/24"), "reserved"},    // documentation
 	{netip.MustParsePrefix("198.51.100.0/24"), "reserved"}, // documentation
@@ -42,9 +44,16 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("::/96"), "reserved"},           // deprecated IPv4-compatible IPv6
 	{netip.MustParsePrefix("100::/64"), "reserved"},        // discard-only
 	{netip.MustParsePrefix("2001:db8::/32"), "reserved"},   // documentation
+	{netip.MustParsePrefix("3fff::/20"), "reserved"},       // documentation
 	{netip.MustParsePrefix("2001::/32"), "reserved"},       // Teredo tunnels reach hosts behind NATs
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved"},  // local-use NAT64
+	{netip.MustParsePrefix("2001::/23"), "reserved"},       // IETF protocol assignments
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved"},  // local-use NAT64, network-specific layout
 }
+
+// globalUnicast is the IPv6 allow-list: the only IPv6 space allocated for
+// global unicast (RFC 4291). Everything outside it is loopback, local,
+// multicast, an embedding form or unallocated.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
 
 // embedding are IPv6 ranges that carry an IPv4 address, and where it sits.
 var embedding = []struct {
@@ -53,14 +62,16 @@ var embedding = []struct {
 	name   string
 }{
 	{netip.MustParsePrefix("::ffff:0:0/96"), 12, "IPv4-mapped"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), 12, "IPv4-translated"}, // RFC 6145
 	{netip.MustParsePrefix("64:ff9b::/96"), 12, "NAT64"},
 	{netip.MustParsePrefix("2002::/16"), 2, "6to4"},
 }
 
 // CheckAddr applies the address rule alone: it returns an *Error with code
 // EGRESS_DENIED when a is loopback, private, link-local, multicast,
-// unspecified, CGNAT, reserved or broadcast, or an IPv6 address embedding such
-// an IPv4 address (IPv4-mapped, NAT64, 6to4). It returns nil for an address a
+// unspecified, CGNAT, reserved or broadcast, an IPv6 address embedding such
+// an IPv4 address (IPv4-mapped, IPv4-translated, NAT64, 6to4), or an IPv6
+// address outside global unicast 2000::/3. It returns nil for an address a
 // plugin may reach.
 func CheckAddr(a netip.Addr) error {
 	if reason := refusal(a); reason != "" {
@@ -89,6 +100,9 @@ func refusal(a netip.Addr) string {
 	}
 	if kind := blockedKind(a); kind != "" {
 		return fmt.Sprintf("%s address %s", kind, a)
+	}
+	if a.Is6() && !globalUnicast.Contains(a) {
+		return fmt.Sprintf("non-global address %s", a)
 	}
 	return ""
 }

@@ -39,6 +39,8 @@ func TestClient_Do_addressRule(t *testing.T) {
 		{"name to private", "http://internal.test/", "internal.test resolves to private address 10.0.0.1", 1},
 		{"name to mapped private", "http://mapped.test/", "mapped.test resolves to private address ::ffff:10.0.0.1", 1},
 		{"name to nat64 metadata", "http://nat64.test/", "NAT64 form of 169.254.169.254", 1},
+		{"translated loopback literal", fmt.Sprintf("http://[::ffff:0:7f00:1]:%d/", port), "IPv4-translated form of 127.0.0.1", 0},
+		{"name to translated loopback", fmt.Sprintf("http://xlat.test:%d/", port), "xlat.test resolves to loopback address ::ffff:0:7f00:1 (IPv4-translated form of 127.0.0.1)", 1},
 		{"name to metadata", "https://meta.test/", "meta.test resolves to link-local", 1},
 		{"name to only private", "http://mixed.test/", "resolves to private address 10.0.0.1", 1},
 	}

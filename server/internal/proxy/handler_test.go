@@ -136,6 +136,51 @@ func TestService_Handle_paths(t *testing.T) {
 	}
 }
 
+// TestService_Handle_pathParameters checks that a segment whose part before
+// ";" is a dot segment, however it is encoded, gets the proxy's INVALID_PATH
+// answer and never reaches the upstream (which may strip ";parameters" and
+// read it as ".."), while ordinary path parameters pass.
+func TestService_Handle_pathParameters(t *testing.T) {
+	f := newFixture(t, Limits{})
+	m := f.mint(f.alice.ID, "hub")
+	tests := []struct {
+		target   string
+		wantPath string // "" means refused with INVALID_PATH
+	}{
+		{"/c/hub/..;/keyq/x", ""},
+		{"/c/hub/a/..;x=1/..;/admin", ""},
+		{"/c/hub/%2e%2e%3b/keyq/x", ""},
+		{"/c/hub/%2E%2E%3B/keyq/x", ""},
+		{"/c/hub/..%3b/keyq/x", ""},
+		{"/c/hub/%2e%2e;jsessionid=1/x", ""},
+		{"/c/hub/.;/user", ""},
+		{"/c/hub/%2e%3b/user", ""},
+		{"/c/hub/%252e%252e%253b/x", ""},
+		{"/c/hub/users;v=2", "/hub/users;v=2"},
+		{"/c/hub/..x;y/z", "/hub/..x;y/z"},
+		{"/c/hub/a/;..", "/hub/a/;.."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			before := len(f.up.log())
+			code, body := f.raw("GET " + tt.target + " HTTP/1.1\r\nHost: wb.example.com\r\nAuthorization: Bearer " + m.Token + "\r\n\r\n")
+			log := f.up.log()[before:]
+			if tt.wantPath != "" {
+				if code != http.StatusOK || len(log) != 1 || log[0].Path != tt.wantPath {
+					t.Fatalf("status %d, upstream saw %+v, want path %q: %s", code, log, tt.wantPath, body)
+				}
+				return
+			}
+			if code != http.StatusBadRequest || !strings.Contains(body, `"code":"INVALID_PATH"`) {
+				t.Errorf("status %d, body %s; want 400 INVALID_PATH", code, body)
+			}
+			if len(log) != 0 {
+				t.Errorf("%d requests reached the upstream: %+v", len(log), log)
+			}
+		})
+	}
+}
+
 // TestService_Handle_refusals checks the 401, 403, 405 and 409 answers:
 // each has a JSON reason, 401s a WWW-Authenticate challenge, and none
 // reaches the upstream.

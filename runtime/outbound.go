@@ -26,6 +26,7 @@ const MaxRequestHeadBytes = 1 << 20
 // how its credential is attached.
 type egressRules struct {
 	static    []egress.Destination // manifest hosts, manifest baseUrl, operator base URL
+	internal  []egress.Destination // the operator base URL, which may be on an internal address
 	templated []string             // manifest hosts with {field} labels, filled per user
 	scheme    credential.Scheme
 	baseURL   string
@@ -40,10 +41,11 @@ func newEgressRules(m *manifest.Manifest, settings SettingsSource) (*egressRules
 	if err := r.scheme.Validate(); err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	if override, ok := settings.Setting(m.Name, "base_url"); ok {
+	override, operator := settings.Setting(m.Name, "base_url")
+	if operator {
 		r.baseURL = override
 	}
-	for _, raw := range []string{m.BaseURL, r.baseURL} {
+	for _, raw := range []string{m.BaseURL, override} {
 		if raw == "" {
 			continue
 		}
@@ -56,6 +58,9 @@ func newEgressRules(m *manifest.Manifest, settings SettingsSource) (*egressRules
 			return nil, fmt.Errorf("base URL %q: %w", raw, err)
 		}
 		r.static = append(r.static, d)
+		if raw == override {
+			r.internal = append(r.internal, d)
+		}
 	}
 	for _, h := range m.Hosts {
 		if strings.Contains(h, "{") {
@@ -84,7 +89,7 @@ var hostLabelRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // policy is the egress policy for one user's call.
 func (r *egressRules) policy(cred *credential.Credential) egress.Policy {
-	p := egress.Policy{Allow: r.static}
+	p := egress.Policy{Allow: r.static, Internal: r.internal}
 	if len(r.templated) == 0 || cred == nil {
 		return p
 	}

@@ -150,6 +150,48 @@ func TestPlugin_httpRequest_egressDenied(t *testing.T) {
 	}
 }
 
+// TestPlugin_httpRequest_operatorBaseURL checks that an operator's
+// <NAME>_BASE_URL on an internal address is reachable without
+// EGRESS_ALLOW_PRIVATE, and that the exemption covers nothing else: not a
+// manifest host on the same address, never a metadata address.
+func TestPlugin_httpRequest_operatorBaseURL(t *testing.T) {
+	ghe := newUpstream(t, nil)
+	port := ghe.port()
+	creds := credential.NewMemory()
+	creds.Set("alice", "fixture", &credential.Credential{Fields: map[string]string{"api_key": "real-key"}})
+	resolver := fakeResolver{"ghe.test": "127.0.0.1", "api.test": "127.0.0.1", "imds.test": "169.254.169.254"}
+	tests := []struct {
+		name, baseURL, url string
+		reason             string // "" means the call reaches the upstream
+	}{
+		{"operator base URL on loopback", "http://ghe.test:" + port, "http://ghe.test:" + port + "/api/v3/user", ""},
+		{"manifest host on the same address", "http://ghe.test:" + port, "https://api.test:" + port + "/", "api.test resolves to loopback address 127.0.0.1"},
+		{"operator base URL to metadata", "http://imds.test", "http://imds.test/latest/meta-data/", "link-local address 169.254.169.254"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{
+				Credentials: creds,
+				Settings:    MapSettings{"fixture": {"base_url": tt.baseURL}},
+				Egress:      egress.NewClient(egress.Options{Resolver: resolver}),
+			}
+			p := loadHostile(t, cfg, "api.test:"+port)
+			hits := ghe.hits.Load()
+			if tt.reason == "" {
+				var got seen
+				if err := json.Unmarshal([]byte(callOK(t, p, "fixture_http", "alice", request("GET", tt.url, nil))), &got); err != nil || got.Path != "/api/v3/user" {
+					t.Fatalf("upstream saw %+v (%v)", got, err)
+				}
+				return
+			}
+			te := callErr(t, p, "fixture_http", "alice", request("GET", tt.url, nil))
+			if te.Code != failure.EgressDenied || !strings.Contains(te.Message, tt.reason) || ghe.hits.Load() != hits {
+				t.Fatalf("got %s %q, upstream hits %d -> %d; want EGRESS_DENIED naming %q", te.Code, te.Message, hits, ghe.hits.Load(), tt.reason)
+			}
+		})
+	}
+}
+
 func TestPlugin_httpRequest_redirects(t *testing.T) {
 	other := newUpstream(t, nil)
 	api := newUpstream(t, func(w http.ResponseWriter, r *http.Request) bool {

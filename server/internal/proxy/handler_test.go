@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,6 +19,8 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -179,6 +183,59 @@ func TestService_Handle_pathParameters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestService_Handle_operatorBaseURL checks that the operator's
+// <NAME>_BASE_URL is reached on an internal address without
+// EGRESS_ALLOW_PRIVATE, while a manifest's base URL on the same address is
+// refused (also with a pooled connection to it waiting), and that an
+// operator base URL resolving to a metadata address stays refused.
+func TestService_Handle_operatorBaseURL(t *testing.T) {
+	f := newFixtureWith(t, Limits{}, func(o *Options, up *upstream) {
+		cat := manifests()
+		cat["lan"] = &manifest.Manifest{Name: "lan", Proxy: &manifest.Proxy{BaseURL: up.URL + "/hub"}, Auth: manifest.Auth{Mode: manifest.ModeNone}}
+		cat["imds"] = &manifest.Manifest{Name: "imds", Proxy: &manifest.Proxy{BaseURL: "https://imds.example"}, Auth: manifest.Auth{Mode: manifest.ModeNone}}
+		o.Catalog = cat
+		o.Settings = settingsMap{"hub": up.URL + "/hub", "imds": "http://imds.test"}
+		o.Egress = egress.NewClient(egress.Options{Resolver: nameResolver{"imds.test": "169.254.169.254"}})
+	})
+	m := f.mint(f.alice.ID, "hub", "lan", "imds")
+	tests := []struct {
+		path   string
+		status int
+		want   string // in the body
+	}{
+		{"/c/hub/user", http.StatusOK, ""},
+		{"/c/lan/user", http.StatusBadGateway, "loopback address 127.0.0.1"},
+		{"/c/imds/latest/meta-data/", http.StatusBadGateway, "link-local address 169.254.169.254"},
+		{"/c/hub/user", http.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		before := len(f.up.log())
+		resp := f.do("GET", tt.path, m.Token, nil, nil)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.want) {
+			t.Fatalf("%s: status %d %s; want %d containing %q", tt.path, resp.StatusCode, body, tt.status, tt.want)
+		}
+		if reached := len(f.up.log()) - before; (reached > 0) != (tt.status == http.StatusOK) {
+			t.Fatalf("%s: %d requests reached the upstream", tt.path, reached)
+		}
+		if tt.status != http.StatusOK && !strings.Contains(string(body), `"code":"EGRESS_DENIED"`) {
+			t.Fatalf("%s: %s; want EGRESS_DENIED", tt.path, body)
+		}
+	}
+}
+
+// nameResolver maps test names to one address each.
+type nameResolver map[string]string
+
+func (r nameResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	a, ok := r[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return []netip.Addr{netip.MustParseAddr(a)}, nil
 }
 
 // TestService_Handle_refusals checks the 401, 403, 405 and 409 answers:

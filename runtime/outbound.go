@@ -265,11 +265,33 @@ func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []by
 	if err != nil {
 		return nil, nil, p.egressError(st, err)
 	}
+	p.takeCookies(ctx, st, cred, resp)
 	out, err := json.Marshal(outboundHead{Status: resp.Status, Headers: resp.Header, URL: resp.URL})
 	if err != nil {
 		return nil, nil, toolError(failure.InvalidRequest, err.Error())
 	}
 	return out, resp.Body, nil
+}
+
+// takeCookies removes Set-Cookie and Set-Cookie2 from resp, so that no
+// plugin sees a cookie a service sets (for a cookie-mode integration, a
+// rotated session cookie is a credential). For a cookie-mode integration the
+// cookies are merged into the user's stored bundle instead, and into this
+// call's copy of it, which the call's next requests use.
+func (p *Plugin) takeCookies(ctx context.Context, st *callState, cred *credential.Credential, resp *egress.Response) {
+	var received []*http.Cookie
+	if u, err := url.Parse(resp.URL); err == nil && cred != nil {
+		received = p.egress.scheme.ReceivedCookies(u, resp.Header, time.Now())
+	}
+	resp.Header.Del("Set-Cookie")
+	resp.Header.Del("Set-Cookie2")
+	if len(received) == 0 {
+		return
+	}
+	cred.Cookies = credential.MergeCookies(cred.Cookies, received, time.Now())
+	if err := p.host.cfg.Credentials.UpdateCookies(ctx, st.user, p.manifest.Name, received); err != nil {
+		p.logger.Warn("storing the cookies a response set failed", "tool", st.tool.Slug, "user", st.user, "error", err)
+	}
 }
 
 func (p *Plugin) egressError(st *callState, err error) *failure.Error {

@@ -712,20 +712,31 @@ func TestClient_DialContext(t *testing.T) {
 	tests := []struct {
 		network, address string
 		code             failure.Code // "" means the dial succeeds
+		internal         bool         // dial with DialInternal
 	}{
-		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()), ""},
-		{"tcp", srv.addr.String(), ""},
-		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()+1), failure.EgressDenied},
-		{"tcp", "internal.test:443", failure.EgressDenied},
-		{"tcp", "[::ffff:127.0.0.1]:80", failure.EgressDenied},
-		{"udp", "api.test:53", failure.InvalidRequest},
-		{"tcp", "api.test", failure.InvalidRequest},
-		{"tcp", "api.test:0", failure.InvalidRequest},
-		{"tcp", "api.test:http", failure.InvalidRequest},
+		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()), "", false},
+		{"tcp", srv.addr.String(), "", false},
+		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()+1), failure.EgressDenied, false},
+		{"tcp", "internal.test:443", failure.EgressDenied, false},
+		{"tcp", "[::ffff:127.0.0.1]:80", failure.EgressDenied, false},
+		{"udp", "api.test:53", failure.InvalidRequest, false},
+		{"tcp", "api.test", failure.InvalidRequest, false},
+		{"tcp", "api.test:0", failure.InvalidRequest, false},
+		{"tcp", "api.test:http", failure.InvalidRequest, false},
+		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()), "", true},
+		{"tcp", "meta.test:80", failure.EgressDenied, true},
+		{"tcp", "nat64.test:80", failure.EgressDenied, true},
+		{"tcp", "[fd00:ec2::254]:80", failure.EgressDenied, true},
+		{"tcp", "224.0.0.1:80", failure.EgressDenied, true},
+		{"udp", "api.test:53", failure.InvalidRequest, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.network+" "+tt.address, func(t *testing.T) {
-			conn, err := c.DialContext(context.Background(), tt.network, tt.address)
+		t.Run(fmt.Sprintf("%s %s internal=%v", tt.network, tt.address, tt.internal), func(t *testing.T) {
+			dial := c.DialContext
+			if tt.internal {
+				dial = c.DialInternal
+			}
+			conn, err := dial(context.Background(), tt.network, tt.address)
 			if tt.code == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -37,6 +37,7 @@ var hostileTools = []struct {
 	{"fixture_no_output", nil},
 	{"fixture_leak", nil},
 	{"fixture_http", nil},
+	{"fixture_http_head", nil},
 	{"fixture_config", nil},
 	{"fixture_progress", nil},
 	{"fixture_log", nil},

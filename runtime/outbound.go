@@ -26,6 +26,7 @@ const MaxRequestHeadBytes = 1 << 20
 // how its credential is attached.
 type egressRules struct {
 	static    []egress.Destination // manifest hosts, manifest baseUrl, operator base URL
+	internal  []egress.Destination // the operator base URL, which may be on an internal address
 	templated []string             // manifest hosts with {field} labels, filled per user
 	scheme    credential.Scheme
 	baseURL   string
@@ -40,10 +41,11 @@ func newEgressRules(m *manifest.Manifest, settings SettingsSource) (*egressRules
 	if err := r.scheme.Validate(); err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}
-	if override, ok := settings.Setting(m.Name, "base_url"); ok {
+	override, operator := settings.Setting(m.Name, "base_url")
+	if operator {
 		r.baseURL = override
 	}
-	for _, raw := range []string{m.BaseURL, r.baseURL} {
+	for _, raw := range []string{m.BaseURL, override} {
 		if raw == "" {
 			continue
 		}
@@ -56,6 +58,9 @@ func newEgressRules(m *manifest.Manifest, settings SettingsSource) (*egressRules
 			return nil, fmt.Errorf("base URL %q: %w", raw, err)
 		}
 		r.static = append(r.static, d)
+		if raw == override {
+			r.internal = append(r.internal, d)
+		}
 	}
 	for _, h := range m.Hosts {
 		if strings.Contains(h, "{") {
@@ -84,7 +89,7 @@ var hostLabelRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // policy is the egress policy for one user's call.
 func (r *egressRules) policy(cred *credential.Credential) egress.Policy {
-	p := egress.Policy{Allow: r.static}
+	p := egress.Policy{Allow: r.static, Internal: r.internal}
 	if len(r.templated) == 0 || cred == nil {
 		return p
 	}
@@ -260,11 +265,33 @@ func (p *Plugin) httpRequest(ctx context.Context, st *callState, head, body []by
 	if err != nil {
 		return nil, nil, p.egressError(st, err)
 	}
+	p.takeCookies(ctx, st, cred, resp)
 	out, err := json.Marshal(outboundHead{Status: resp.Status, Headers: resp.Header, URL: resp.URL})
 	if err != nil {
 		return nil, nil, toolError(failure.InvalidRequest, err.Error())
 	}
 	return out, resp.Body, nil
+}
+
+// takeCookies removes Set-Cookie and Set-Cookie2 from resp, so that no
+// plugin sees a cookie a service sets (for a cookie-mode integration, a
+// rotated session cookie is a credential). For a cookie-mode integration the
+// cookies are merged into the user's stored bundle instead, and into this
+// call's copy of it, which the call's next requests use.
+func (p *Plugin) takeCookies(ctx context.Context, st *callState, cred *credential.Credential, resp *egress.Response) {
+	var received []*http.Cookie
+	if u, err := url.Parse(resp.URL); err == nil && cred != nil {
+		received = p.egress.scheme.ReceivedCookies(u, resp.Header, time.Now())
+	}
+	resp.Header.Del("Set-Cookie")
+	resp.Header.Del("Set-Cookie2")
+	if len(received) == 0 {
+		return
+	}
+	cred.Cookies = credential.MergeCookies(cred.Cookies, received, time.Now())
+	if err := p.host.cfg.Credentials.UpdateCookies(ctx, st.user, p.manifest.Name, received); err != nil {
+		p.logger.Warn("storing the cookies a response set failed", "tool", st.tool.Slug, "user", st.user, "error", err)
+	}
 }
 
 func (p *Plugin) egressError(st *callState, err error) *failure.Error {

@@ -150,6 +150,127 @@ func TestPlugin_httpRequest_egressDenied(t *testing.T) {
 	}
 }
 
+// TestPlugin_httpRequest_operatorBaseURL checks that an operator's
+// <NAME>_BASE_URL on an internal address is reachable without
+// EGRESS_ALLOW_PRIVATE, and that the exemption covers nothing else: not a
+// manifest host on the same address, never a metadata address.
+func TestPlugin_httpRequest_operatorBaseURL(t *testing.T) {
+	ghe := newUpstream(t, nil)
+	port := ghe.port()
+	creds := credential.NewMemory()
+	creds.Set("alice", "fixture", &credential.Credential{Fields: map[string]string{"api_key": "real-key"}})
+	resolver := fakeResolver{"ghe.test": "127.0.0.1", "api.test": "127.0.0.1", "imds.test": "169.254.169.254"}
+	tests := []struct {
+		name, baseURL, url string
+		reason             string // "" means the call reaches the upstream
+	}{
+		{"operator base URL on loopback", "http://ghe.test:" + port, "http://ghe.test:" + port + "/api/v3/user", ""},
+		{"manifest host on the same address", "http://ghe.test:" + port, "https://api.test:" + port + "/", "api.test resolves to loopback address 127.0.0.1"},
+		{"operator base URL to metadata", "http://imds.test", "http://imds.test/latest/meta-data/", "link-local address 169.254.169.254"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{
+				Credentials: creds,
+				Settings:    MapSettings{"fixture": {"base_url": tt.baseURL}},
+				Egress:      egress.NewClient(egress.Options{Resolver: resolver}),
+			}
+			p := loadHostile(t, cfg, "api.test:"+port)
+			hits := ghe.hits.Load()
+			if tt.reason == "" {
+				var got seen
+				if err := json.Unmarshal([]byte(callOK(t, p, "fixture_http", "alice", request("GET", tt.url, nil))), &got); err != nil || got.Path != "/api/v3/user" {
+					t.Fatalf("upstream saw %+v (%v)", got, err)
+				}
+				return
+			}
+			te := callErr(t, p, "fixture_http", "alice", request("GET", tt.url, nil))
+			if te.Code != failure.EgressDenied || !strings.Contains(te.Message, tt.reason) || ghe.hits.Load() != hits {
+				t.Fatalf("got %s %q, upstream hits %d -> %d; want EGRESS_DENIED naming %q", te.Code, te.Message, hits, ghe.hits.Load(), tt.reason)
+			}
+		})
+	}
+}
+
+// TestPlugin_httpRequest_setCookie checks that no plugin sees the cookies
+// a response sets, and that for a cookie-mode integration the host keeps
+// them instead: a rotated session cookie goes into the stored bundle (and
+// to the next request), a cookie for a domain outside the integration's
+// cookie domains does not.
+func TestPlugin_httpRequest_setCookie(t *testing.T) {
+	api := newUpstream(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/rotate" {
+			return false
+		}
+		w.Header().Add("Set-Cookie", "sid=rotated; Path=/; HttpOnly")
+		w.Header().Add("Set-Cookie", "evil=1; Domain=evil.test; Path=/")
+		w.Header().Set("Set-Cookie2", "legacy=1")
+		w.Header().Set("X-Upstream", "yes")
+		return true
+	})
+	base := "http://api.test:" + api.port()
+	resolver := fakeResolver{"api.test": "127.0.0.1"}
+	settings := MapSettings{"fixture": {"base_url": base}}
+	cookieManifest := func() string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(fixtureManifest("api.test")), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["auth"] = map[string]any{"mode": "cookie", "cookie": map[string]any{"domains": []string{"api.test"}, "loginUrl": "https://api.test/login"}}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	tests := []struct {
+		name       string
+		cred       *credential.Credential
+		manifest   string
+		wantCookie string // what the next request sends, and the stored bundle holds
+	}{
+		{"cookie mode", &credential.Credential{Cookies: []*http.Cookie{{Name: "sid", Value: "old", Domain: "api.test", Path: "/"}}}, cookieManifest(), "sid=rotated"},
+		{"apikey mode", &credential.Credential{Fields: map[string]string{"api_key": "real-key"}}, fixtureManifest("api.test"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			creds := credential.NewMemory()
+			creds.Set("alice", "fixture", tt.cred)
+			p, err := newTestHost(t, egressConfig(creds, settings, resolver, api)).Load(context.Background(), wat(t, "hostile", tt.manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var head struct{ Headers map[string][]string }
+			if err := json.Unmarshal([]byte(callOK(t, p, "fixture_http_head", "alice", request("GET", base+"/rotate", nil))), &head); err != nil {
+				t.Fatal(err)
+			}
+			for name := range head.Headers {
+				if strings.EqualFold(name, "Set-Cookie") || strings.EqualFold(name, "Set-Cookie2") {
+					t.Fatalf("the plugin saw %s: %v", name, head.Headers)
+				}
+			}
+			if head.Headers["X-Upstream"] == nil {
+				t.Fatalf("headers %v lack the upstream's own", head.Headers)
+			}
+			stored, err := creds.Credential(context.Background(), "alice", "fixture")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, c := range stored.Cookies {
+				names = append(names, c.Name+"="+c.Value)
+			}
+			if strings.Join(names, "; ") != tt.wantCookie {
+				t.Fatalf("stored cookies %v, want %q", names, tt.wantCookie)
+			}
+			var got seen
+			if err := json.Unmarshal([]byte(callOK(t, p, "fixture_http", "alice", request("GET", base+"/echo", nil))), &got); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got.Cookie, "; ") != tt.wantCookie {
+				t.Fatalf("the next request sent cookies %q, want %q", got.Cookie, tt.wantCookie)
+			}
+		})
+	}
+}
+
 func TestPlugin_httpRequest_redirects(t *testing.T) {
 	other := newUpstream(t, nil)
 	api := newUpstream(t, func(w http.ResponseWriter, r *http.Request) bool {
@@ -193,6 +314,10 @@ type brokenStore struct{ err error }
 
 func (s brokenStore) Credential(context.Context, string, string) (*credential.Credential, error) {
 	return nil, s.err
+}
+
+func (s brokenStore) UpdateCookies(context.Context, string, string, []*http.Cookie) error {
+	return s.err
 }
 
 func TestPlugin_httpRequest_credentialStoreDown(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/workbench-dev/workbench/failure"
 )
@@ -82,6 +83,14 @@ type Source interface {
 	// means the credential could not be read (the store failed), which the
 	// runtime reports as UNAVAILABLE, not as a missing connection.
 	Credential(ctx context.Context, userID, integration string) (*Credential, error)
+	// UpdateCookies merges cookies that a cookie-mode integration's response
+	// set (Scheme.ReceivedCookies) into the user's stored bundle
+	// (MergeCookies), so a rotated session cookie is kept by the host
+	// rather than shown to the plugin. A bundle left without a live cookie
+	// means the service ended the session: the user is then not connected.
+	// It returns an error wrapping failure.ErrNotConnected when there is no
+	// bundle to update.
+	UpdateCookies(ctx context.Context, userID, integration string, received []*http.Cookie) error
 }
 
 // Memory is an in-memory Source for tests and the CLI. It is safe for
@@ -121,6 +130,22 @@ func (s *Memory) Delete(userID, integration string) {
 	delete(s.creds, memoryKey{userID, integration})
 }
 
+// UpdateCookies merges received into the stored credential's cookies
+// (MergeCookies), or returns an error wrapping failure.ErrNotConnected.
+func (s *Memory) UpdateCookies(ctx context.Context, userID, integration string, received []*http.Cookie) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.creds[memoryKey{userID, integration}]
+	if !ok {
+		return notConnected(userID, integration)
+	}
+	c.Cookies = (&Credential{Cookies: MergeCookies(c.Cookies, received, time.Now())}).clone().Cookies
+	return nil
+}
+
 // Credential returns a copy of the stored credential, or an error wrapping
 // failure.ErrNotConnected.
 func (s *Memory) Credential(ctx context.Context, userID, integration string) (*Credential, error) {
@@ -131,7 +156,11 @@ func (s *Memory) Credential(ctx context.Context, userID, integration string) (*C
 	c, ok := s.creds[memoryKey{userID, integration}]
 	s.mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("credential: user %q has no %q connection: %w", userID, integration, failure.ErrNotConnected)
+		return nil, notConnected(userID, integration)
 	}
 	return c.clone(), nil
+}
+
+func notConnected(userID, integration string) error {
+	return fmt.Errorf("credential: user %q has no %q connection: %w", userID, integration, failure.ErrNotConnected)
 }

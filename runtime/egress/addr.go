@@ -15,9 +15,14 @@ type blockedRange struct {
 }
 
 // blockedRanges are refused outright, most specific first. IPv6 forms that
-// embed an IPv4 address (mapped, NAT64, 6to4) are unwrapped and checked
-// separately.
+// embed an IPv4 address (mapped, translated, NAT64, 6to4) are unwrapped and
+// checked separately; an IPv6 address outside globalUnicast that no range
+// names is refused too.
 var blockedRanges = []blockedRange{
+	{netip.MustParsePrefix("fd00:ec2::254/128"), "metadata"},  // AWS instance metadata over IPv6
+	{netip.MustParsePrefix("100.100.100.200/32"), "metadata"}, // Alibaba Cloud instance metadata
+	{netip.MustParsePrefix("192.0.0.192/32"), "metadata"},     // Oracle Cloud instance metadata
+	{netip.MustParsePrefix("168.63.129.16/32"), "metadata"},   // Azure WireServer
 	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
@@ -35,6 +40,7 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},    // IETF protocol assignments
+	{netip.MustParsePrefix("192.88.99.0/24"), "reserved"},  // deprecated 6to4 relay anycast
 	{netip.MustParsePrefix("198.18.0.0/15"), "reserved"},   // benchmarking, often used internally
 	{netip.MustParsePrefix("192.0.2.0/24"), "reserved"},    // documentation
 	{netip.MustParsePrefix("198.51.100.0/24"), "reserved"}, // documentation
@@ -42,9 +48,21 @@ var blockedRanges = []blockedRange{
 	{netip.MustParsePrefix("::/96"), "reserved"},           // deprecated IPv4-compatible IPv6
 	{netip.MustParsePrefix("100::/64"), "reserved"},        // discard-only
 	{netip.MustParsePrefix("2001:db8::/32"), "reserved"},   // documentation
+	{netip.MustParsePrefix("3fff::/20"), "reserved"},       // documentation
 	{netip.MustParsePrefix("2001::/32"), "reserved"},       // Teredo tunnels reach hosts behind NATs
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved"},  // local-use NAT64
+	{netip.MustParsePrefix("2001::/23"), "reserved"},       // IETF protocol assignments
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved"},  // local-use NAT64, network-specific layout
 }
+
+// alwaysRefused are the kinds of address no exemption lifts (Policy.Internal):
+// no operator's service lives there, and cloud metadata services do
+// (169.254.169.254 is link-local).
+var alwaysRefused = map[string]bool{"invalid": true, "unspecified": true, "link-local": true, "metadata": true, "multicast": true, "broadcast": true}
+
+// globalUnicast is the IPv6 allow-list: the only IPv6 space allocated for
+// global unicast (RFC 4291). Everything outside it is loopback, local,
+// multicast, an embedding form or unallocated.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
 
 // embedding are IPv6 ranges that carry an IPv4 address, and where it sits.
 var embedding = []struct {
@@ -53,27 +71,30 @@ var embedding = []struct {
 	name   string
 }{
 	{netip.MustParsePrefix("::ffff:0:0/96"), 12, "IPv4-mapped"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), 12, "IPv4-translated"}, // RFC 6145
 	{netip.MustParsePrefix("64:ff9b::/96"), 12, "NAT64"},
 	{netip.MustParsePrefix("2002::/16"), 2, "6to4"},
 }
 
 // CheckAddr applies the address rule alone: it returns an *Error with code
-// EGRESS_DENIED when a is loopback, private, link-local, multicast,
-// unspecified, CGNAT, reserved or broadcast, or an IPv6 address embedding such
-// an IPv4 address (IPv4-mapped, NAT64, 6to4). It returns nil for an address a
+// EGRESS_DENIED when a is loopback, private, link-local, a cloud metadata
+// address, multicast, unspecified, CGNAT, reserved or broadcast, an IPv6 address embedding such
+// an IPv4 address (IPv4-mapped, IPv4-translated, NAT64, 6to4), or an IPv6
+// address outside global unicast 2000::/3. It returns nil for an address a
 // plugin may reach.
 func CheckAddr(a netip.Addr) error {
-	if reason := refusal(a); reason != "" {
+	if _, reason := refusal(a); reason != "" {
 		return newError(failure.EgressDenied, "refused "+reason, nil)
 	}
 	return nil
 }
 
-// refusal returns why a is refused, such as "private address 10.0.0.1", or ""
-// when it is allowed.
-func refusal(a netip.Addr) string {
+// refusal returns the kind of a refused address (a key of alwaysRefused or
+// another word such as "private") and why it is refused, such as "private
+// address 10.0.0.1"; both are "" when a is allowed.
+func refusal(a netip.Addr) (kind, reason string) {
 	if !a.IsValid() {
-		return "invalid address"
+		return "invalid", "invalid address"
 	}
 	a = a.WithZone("")
 	for _, e := range embedding {
@@ -83,14 +104,17 @@ func refusal(a netip.Addr) string {
 		b := a.As16()
 		v4 := netip.AddrFrom4([4]byte(b[e.offset : e.offset+4]))
 		if kind := blockedKind(v4); kind != "" {
-			return fmt.Sprintf("%s address %s (%s form of %s)", kind, a, e.name, v4)
+			return kind, fmt.Sprintf("%s address %s (%s form of %s)", kind, a, e.name, v4)
 		}
-		return ""
+		return "", ""
 	}
 	if kind := blockedKind(a); kind != "" {
-		return fmt.Sprintf("%s address %s", kind, a)
+		return kind, fmt.Sprintf("%s address %s", kind, a)
 	}
-	return ""
+	if a.Is6() && !globalUnicast.Contains(a) {
+		return "non-global", fmt.Sprintf("non-global address %s", a)
+	}
+	return "", ""
 }
 
 func blockedKind(a netip.Addr) string {

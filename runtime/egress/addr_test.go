@@ -21,8 +21,11 @@ func TestCheckAddr(t *testing.T) {
 		{"::ffff:8.8.8.8", ""},
 		{"64:ff9b::808:808", ""}, // NAT64 of 8.8.8.8
 		{"2002:808:808::1", ""},  // 6to4 of 8.8.8.8
-		{"172.32.0.1", ""},       // just outside 172.16/12
-		{"100.128.0.1", ""},      // just outside 100.64/10
+		{"::ffff:0:808:808", ""}, // IPv4-translated 8.8.8.8
+		{"2a00:1450::1", ""},
+		{"3fff:1000::1", ""}, // just outside the 3fff::/20 documentation block
+		{"172.32.0.1", ""},   // just outside 172.16/12
+		{"100.128.0.1", ""},  // just outside 100.64/10
 		{"11.0.0.1", ""},
 
 		{"127.0.0.1", "loopback address 127.0.0.1"},
@@ -63,6 +66,22 @@ func TestCheckAddr(t *testing.T) {
 		{"2002:a00:1::", "private address 2002:a00:1:: (6to4 form of 10.0.0.1)"},
 		{"2002:7f00:1::1", "loopback"},
 		{"2002:a9fe:a9fe::", "link-local"},
+		// RFC 6145 IPv4-translated addresses are unwrapped like the mapped form.
+		{"::ffff:0:7f00:1", "loopback address ::ffff:0:7f00:1 (IPv4-translated form of 127.0.0.1)"},
+		{"::ffff:0:a00:1", "private"},
+		{"::ffff:0:a9fe:a9fe", "link-local"},
+		{"::ffff:0:0:0", "unspecified"},
+		// IPv6 outside global unicast 2000::/3 is refused even where no range names it.
+		{"::1:2:3:4", "non-global address ::1:2:3:4"},
+		{"::fffe:0:7f00:1", "non-global"},
+		{"1::1", "non-global"},
+		{"4000::1", "non-global"},
+		{"5f00::1", "non-global"},
+		{"e000::1", "non-global"},
+		{"2001:db8::1", "reserved"},
+		{"3fff::1", "reserved"},
+		{"2001:4:112::1", "reserved"},
+		{"192.88.99.1", "reserved"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
@@ -109,4 +128,38 @@ func TestError_Is(t *testing.T) {
 	if !errors.Is(newError(failure.UpstreamTimeout, "x", cause), cause) {
 		t.Error("Unwrap does not reach the cause")
 	}
+}
+
+func FuzzCheckAddr(f *testing.F) {
+	for _, s := range []string{"::ffff:0:7f00:1", "::ffff:127.0.0.1", "64:ff9b::a00:1", "2002:a00:1::", "2001::1", "2606:4700::1", "fe80::1", "::1", "4000::1"} {
+		f.Add(netip.MustParseAddr(s).AsSlice())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, ok := netip.AddrFromSlice(b)
+		if !ok {
+			return
+		}
+		err := CheckAddr(a)
+		if a.Is4() {
+			// IPv4 is checked through its mapped form too, with the same result.
+			if (err == nil) != (CheckAddr(netip.AddrFrom16(a.As16())) == nil) {
+				t.Fatalf("%s and its IPv4-mapped form disagree", a)
+			}
+			return
+		}
+		for _, e := range embedding {
+			if e.prefix.Contains(a) {
+				b := a.As16()
+				v4 := netip.AddrFrom4([4]byte(b[e.offset : e.offset+4]))
+				if (err == nil) != (CheckAddr(v4) == nil) {
+					t.Fatalf("%s (%s form of %s) = %v, but %s = %v", a, e.name, v4, err, v4, CheckAddr(v4))
+				}
+				return
+			}
+		}
+		// The IPv6 allow-list: nothing outside global unicast is reachable.
+		if !globalUnicast.Contains(a) && err == nil {
+			t.Fatalf("CheckAddr(%s) = nil outside %s", a, globalUnicast)
+		}
+	})
 }

@@ -19,8 +19,10 @@ type Resolver interface {
 
 // Options configures a Client. The zero value is the production default.
 type Options struct {
-	// AllowPrivate lifts the address rule entirely (EGRESS_ALLOW_PRIVATE=1):
-	// for development and tests only.
+	// AllowPrivate lifts the address rule entirely (EGRESS_ALLOW_PRIVATE=1),
+	// link-local and metadata addresses included, for every caller: for
+	// development and tests only. An operator's service inside the network
+	// is reached through Policy.Internal instead.
 	AllowPrivate bool
 	// AllowAddrs are exact addresses exempt from the address rule, trusted
 	// by the operator (an internal GitHub Enterprise, a test fake).
@@ -45,9 +47,11 @@ type Client struct {
 	dialTimeout  time.Duration
 	// dialAddr connects to one already-checked ip:port; tests replace it to
 	// observe every connection attempt.
-	dialAddr  func(ctx context.Context, network, address string) (net.Conn, error)
-	transport *http.Transport
-	http      *http.Client
+	dialAddr func(ctx context.Context, network, address string) (net.Conn, error)
+	// http dials with DialContext; internalHTTP dials with DialInternal and
+	// carries only requests to a Policy.Internal destination, so no other
+	// request reuses a connection that the exemption allowed.
+	http, internalHTTP *http.Client
 }
 
 // NewClient returns a Client configured by o.
@@ -75,28 +79,37 @@ func NewClient(o Options) *Client {
 		c.dialTimeout = 10 * time.Second
 	}
 	c.dialAddr = (&net.Dialer{Timeout: c.dialTimeout}).DialContext
-	c.transport = &http.Transport{
-		Proxy:                  nil, // never route through an environment proxy: it would bypass the address rule
-		DialContext:            c.DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    16,
-		IdleConnTimeout:        90 * time.Second,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: 1 << 20,
-	}
-	c.http = &http.Client{
-		Transport: c.transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse // Do follows redirects itself
-		},
-	}
+	c.http = newHTTPClient(c.DialContext)
+	c.internalHTTP = newHTTPClient(c.DialInternal)
 	return c
 }
 
+// newHTTPClient returns an HTTP client that dials with dial and never
+// follows redirects (Do follows them itself).
+func newHTTPClient(dial func(ctx context.Context, network, address string) (net.Conn, error)) *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                  nil, // never route through an environment proxy: it would bypass the address rule
+			DialContext:            dial,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           256,
+			MaxIdleConnsPerHost:    16,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			MaxResponseHeaderBytes: 1 << 20,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
 // Close closes idle pooled connections. Requests in flight are not affected.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	c.internalHTTP.CloseIdleConnections()
+}
 
 // DialContext connects to address (host:port) under the address rule: the
 // host is resolved with the client's Resolver, every refused address is
@@ -105,6 +118,22 @@ func (c *Client) Close() { c.transport.CloseIdleConnections() }
 // EGRESS_DENIED. It does not apply a Policy; a streaming proxy can use it as
 // its transport's dialer.
 func (c *Client) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return c.dial(ctx, network, address, false)
+}
+
+// DialInternal is DialContext for a destination the operator placed inside
+// the network (Policy.Internal): the host's loopback, private, CGNAT and
+// reserved addresses may be dialed, link-local, metadata, multicast,
+// broadcast and unspecified ones may not. Use it only for such a
+// destination, through a transport that carries nothing else, so that no
+// other request reuses its connections.
+func (c *Client) DialInternal(ctx context.Context, network, address string) (net.Conn, error) {
+	return c.dial(ctx, network, address, true)
+}
+
+// dial connects to address under the address rule, with the Policy.Internal
+// exemption when internal is set.
+func (c *Client) dial(ctx context.Context, network, address string, internal bool) (net.Conn, error) {
 	switch network {
 	case "tcp", "tcp4", "tcp6":
 	default:
@@ -128,7 +157,7 @@ func (c *Client) DialContext(ctx context.Context, network, address string) (net.
 	)
 	for _, a := range addrs {
 		ap := netip.AddrPortFrom(a, uint16(port))
-		if why := c.refusal(ap); why != "" {
+		if why := c.refusal(ap, internal); why != "" {
 			if reason == "" {
 				reason = why
 			}
@@ -178,10 +207,15 @@ func (c *Client) resolve(ctx context.Context, host string) (addrs []netip.Addr, 
 	return addrs, false, nil
 }
 
-// refusal returns why ap may not be dialed, or "" when it may.
-func (c *Client) refusal(ap netip.AddrPort) string {
+// refusal returns why ap may not be dialed, or "" when it may; internal
+// applies the Policy.Internal exemption.
+func (c *Client) refusal(ap netip.AddrPort, internal bool) string {
 	if c.allowPrivate || c.allowAddrs[ap] {
 		return ""
 	}
-	return refusal(ap.Addr())
+	kind, reason := refusal(ap.Addr())
+	if internal && !alwaysRefused[kind] {
+		return ""
+	}
+	return reason
 }

@@ -39,6 +39,8 @@ func TestClient_Do_addressRule(t *testing.T) {
 		{"name to private", "http://internal.test/", "internal.test resolves to private address 10.0.0.1", 1},
 		{"name to mapped private", "http://mapped.test/", "mapped.test resolves to private address ::ffff:10.0.0.1", 1},
 		{"name to nat64 metadata", "http://nat64.test/", "NAT64 form of 169.254.169.254", 1},
+		{"translated loopback literal", fmt.Sprintf("http://[::ffff:0:7f00:1]:%d/", port), "IPv4-translated form of 127.0.0.1", 0},
+		{"name to translated loopback", fmt.Sprintf("http://xlat.test:%d/", port), "xlat.test resolves to loopback address ::ffff:0:7f00:1 (IPv4-translated form of 127.0.0.1)", 1},
 		{"name to metadata", "https://meta.test/", "meta.test resolves to link-local", 1},
 		{"name to only private", "http://mixed.test/", "resolves to private address 10.0.0.1", 1},
 	}
@@ -710,20 +712,31 @@ func TestClient_DialContext(t *testing.T) {
 	tests := []struct {
 		network, address string
 		code             failure.Code // "" means the dial succeeds
+		internal         bool         // dial with DialInternal
 	}{
-		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()), ""},
-		{"tcp", srv.addr.String(), ""},
-		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()+1), failure.EgressDenied},
-		{"tcp", "internal.test:443", failure.EgressDenied},
-		{"tcp", "[::ffff:127.0.0.1]:80", failure.EgressDenied},
-		{"udp", "api.test:53", failure.InvalidRequest},
-		{"tcp", "api.test", failure.InvalidRequest},
-		{"tcp", "api.test:0", failure.InvalidRequest},
-		{"tcp", "api.test:http", failure.InvalidRequest},
+		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()), "", false},
+		{"tcp", srv.addr.String(), "", false},
+		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()+1), failure.EgressDenied, false},
+		{"tcp", "internal.test:443", failure.EgressDenied, false},
+		{"tcp", "[::ffff:127.0.0.1]:80", failure.EgressDenied, false},
+		{"udp", "api.test:53", failure.InvalidRequest, false},
+		{"tcp", "api.test", failure.InvalidRequest, false},
+		{"tcp", "api.test:0", failure.InvalidRequest, false},
+		{"tcp", "api.test:http", failure.InvalidRequest, false},
+		{"tcp", fmt.Sprintf("api.test:%d", srv.addr.Port()), "", true},
+		{"tcp", "meta.test:80", failure.EgressDenied, true},
+		{"tcp", "nat64.test:80", failure.EgressDenied, true},
+		{"tcp", "[fd00:ec2::254]:80", failure.EgressDenied, true},
+		{"tcp", "224.0.0.1:80", failure.EgressDenied, true},
+		{"udp", "api.test:53", failure.InvalidRequest, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.network+" "+tt.address, func(t *testing.T) {
-			conn, err := c.DialContext(context.Background(), tt.network, tt.address)
+		t.Run(fmt.Sprintf("%s %s internal=%v", tt.network, tt.address, tt.internal), func(t *testing.T) {
+			dial := c.DialContext
+			if tt.internal {
+				dial = c.DialInternal
+			}
+			conn, err := dial(context.Background(), tt.network, tt.address)
 			if tt.code == "" {
 				if err != nil {
 					t.Fatal(err)

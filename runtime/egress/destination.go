@@ -208,17 +208,31 @@ func normalizeHost(h string) string {
 // Policy allows nothing.
 type Policy struct {
 	Allow []Destination
+	// Internal are destinations of Allow that the operator placed inside
+	// the network (an integration's <NAME>_BASE_URL naming a GitHub
+	// Enterprise): the addresses their host resolves to are exempt from the
+	// address rule, except link-local, metadata, multicast, broadcast and
+	// unspecified ones, which stay refused. The exemption covers only these
+	// destinations of this policy, never another host that resolves to the
+	// same address.
+	Internal []Destination
 }
 
 // Allows reports whether u's scheme, host and port match one destination.
 // Hosts compare case-insensitively with a trailing dot removed; a missing port
 // is the scheme's default.
-func (p Policy) Allows(u *url.URL) bool {
+func (p Policy) Allows(u *url.URL) bool { return anyMatches(p.Allow, u) }
+
+// internal reports whether u addresses one of p's Internal destinations.
+func (p Policy) internal(u *url.URL) bool { return anyMatches(p.Internal, u) }
+
+// anyMatches reports whether u's scheme, host and port match one of ds.
+func anyMatches(ds []Destination, u *url.URL) bool {
 	t, ok := targetOf(u)
 	if !ok {
 		return false
 	}
-	for _, d := range p.Allow {
+	for _, d := range ds {
 		if d.Scheme == t.Scheme && d.Port == t.Port && hostMatches(d.Host, t.Host) {
 			return true
 		}

@@ -94,7 +94,11 @@ func (c *Client) Do(ctx context.Context, p Policy, r Request, inj Injector, lim 
 		if !p.Allows(u) {
 			return nil, newError(failure.EgressDenied, describe(u)+" is not an allowed destination", nil)
 		}
-		resp, err := c.send(ctx, method, u, header, body, inj, origin)
+		hc := c.http
+		if p.internal(u) {
+			hc = c.internalHTTP
+		}
+		resp, err := c.send(ctx, hc, method, u, header, body, inj, origin)
 		if err != nil {
 			return nil, err
 		}
@@ -125,8 +129,8 @@ func (c *Client) Do(ctx context.Context, p Policy, r Request, inj Injector, lim 
 	}
 }
 
-// send performs one hop.
-func (c *Client) send(ctx context.Context, method string, u *url.URL, header http.Header, body []byte, inj Injector, origin Destination) (*http.Response, error) {
+// send performs one hop with hc.
+func (c *Client) send(ctx context.Context, hc *http.Client, method string, u *url.URL, header http.Header, body []byte, inj Injector, origin Destination) (*http.Response, error) {
 	var reader io.Reader
 	if len(body) > 0 {
 		reader = bytes.NewReader(body)
@@ -153,7 +157,7 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, header htt
 			inj.Strip(req)
 		}
 	}
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, transportError(ctx, err, u)
 	}

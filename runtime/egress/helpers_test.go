@@ -92,6 +92,7 @@ func newTestClient(t *testing.T, o Options) (*Client, *fakeResolver, *dialLog) {
 			"internal.test": "10.0.0.1",
 			"mapped.test":   "::ffff:10.0.0.1",
 			"nat64.test":    "64:ff9b::a9fe:a9fe",
+			"xlat.test":     "::ffff:0:7f00:1",
 			"meta.test":     "169.254.169.254",
 			"mixed.test":    "10.0.0.1,192.168.0.1",
 		})

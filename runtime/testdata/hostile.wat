@@ -189,6 +189,16 @@
     (call $output_set (i32.const 16566) (i32.const 2))
     (i32.const 0))
 
+  ;; the input is the request head; success outputs the response head as the guest sees it
+  (func $fixture_http_head (param $p i32) (param $n i32) (result i32)
+    (local $r i64) (local $head i32)
+    (local.set $r (call $http_request (local.get $p) (local.get $n) (i32.const 0) (i32.const 0)))
+    (if (i64.lt_s (local.get $r) (i64.const 0)) (then (unreachable)))
+    (local.set $head (i32.wrap_i64 (i64.shr_u (local.get $r) (i64.const 32))))
+    (drop (call $result_read (i32.const 196608) (i32.add (local.get $head) (i32.wrap_i64 (local.get $r)))))
+    (call $output_set (i32.const 196608) (local.get $head))
+    (i32.const 0))
+
   (func $fixture_bad_http_head (param i32 i32) (result i32)
     (drop (call $http_request (i32.const 0x7ffffff0) (i32.const 64) (i32.const 0) (i32.const 0)))
     (call $output_set (i32.const 16566) (i32.const 2))
@@ -260,6 +270,7 @@
   (export "fixture_no_output" (func $fixture_no_output))
   (export "fixture_leak" (func $fixture_leak))
   (export "fixture_http" (func $fixture_http))
+  (export "fixture_http_head" (func $fixture_http_head))
   (export "fixture_config" (func $fixture_config))
   (export "fixture_progress" (func $fixture_progress))
   (export "fixture_log" (func $fixture_log))

@@ -271,6 +271,45 @@ func (s *Service) Credential(ctx context.Context, userID, integration string) (*
 	return cred, nil
 }
 
+// UpdateCookies implements credential.Source: it merges cookies a response
+// set into the user's stored cookie bundle (credential.MergeCookies) under
+// the same per-user lock as token refreshes. When no live cookie is left the
+// connection is marked failed (the service ended the session) and the user
+// must connect again. A user without a usable cookie connection gets an error
+// wrapping failure.ErrNotConnected.
+func (s *Service) UpdateCookies(ctx context.Context, userID, integration string, received []*http.Cookie) error {
+	unlock, err := s.lock(ctx, userID, integration)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := s.store.Connection(ctx, userID, integration)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notConnected(userID, integration, "no credential stored")
+	case err != nil:
+		return err
+	case c.Status == store.ConnectionFailed:
+		return notConnected(userID, integration, c.Reason)
+	case c.Mode != credential.ModeCookie:
+		return notConnected(userID, integration, fmt.Sprintf("the stored credential is for auth mode %q, not cookie", c.Mode))
+	}
+	cred, _, err := s.open(c)
+	if err != nil {
+		return err
+	}
+	cookies := credential.MergeCookies(cred.Cookies, received, s.now())
+	if !hasLiveCookie(cookies, s.now()) {
+		return s.store.SetConnectionStatus(ctx, userID, integration, store.ConnectionFailed, "the service ended the session: it deleted or expired every stored cookie")
+	}
+	row, err := s.seal(c.TenantID, userID, integration, Secret{Mode: credential.ModeCookie, Credential: credential.Credential{Cookies: cookies}})
+	if err != nil {
+		return err
+	}
+	_, err = s.store.PutConnection(ctx, row)
+	return err
+}
+
 // renew refreshes an OAuth token that is about to expire (or has).
 func (s *Service) renew(ctx context.Context, c store.Connection, cred *credential.Credential, refreshToken string) (*credential.Credential, error) {
 	expired := !s.now().Before(c.ExpiresAt)

@@ -532,3 +532,72 @@ func TestService_Connected(t *testing.T) {
 		}
 	}
 }
+func TestService_UpdateCookies(t *testing.T) {
+	f := newFixture(t, nil)
+	now := f.clock.Now()
+	later := now.Add(time.Hour)
+	bundle := func() Secret {
+		return Secret{Mode: credential.ModeCookie, Credential: credential.Credential{Cookies: []*http.Cookie{
+			{Name: "sid", Value: "old", Domain: ".example.com", Path: "/"},
+			{Name: "pref", Value: "dark", Domain: "app.example.com", Path: "/"},
+		}}}
+	}
+	tests := []struct {
+		name        string
+		stored      *Secret // nil means no connection
+		received    []*http.Cookie
+		wantErr     error  // nil means success
+		wantCookies string // name=value of the stored bundle after, in order; "" means not connected
+	}{
+		{"rotation is stored", ptr(bundle()), []*http.Cookie{{Name: "sid", Value: "new", Domain: "example.com", Path: "/", Expires: later}}, nil, "pref=dark sid=new"},
+		{"new cookie is added", ptr(bundle()), []*http.Cookie{{Name: "csrf", Value: "c", Domain: "app.example.com", Path: "/"}}, nil, "sid=old pref=dark csrf=c"},
+		{"deletion is honoured", ptr(bundle()), []*http.Cookie{{Name: "pref", Domain: "app.example.com", Path: "/", MaxAge: -1}}, nil, "sid=old"},
+		{"deleting every cookie ends the connection", ptr(bundle()), []*http.Cookie{
+			{Name: "sid", Domain: "example.com", Path: "/", MaxAge: -1},
+			{Name: "pref", Domain: "app.example.com", Path: "/", Expires: now.Add(-time.Second)},
+		}, nil, ""},
+		{"no connection", nil, []*http.Cookie{{Name: "sid", Value: "x", Domain: "example.com", Path: "/"}}, failure.ErrNotConnected, ""},
+		{"not a cookie connection", &Secret{Mode: credential.ModeOAuth2, Credential: credential.Credential{AccessToken: secretAccess}},
+			[]*http.Cookie{{Name: "sid", Value: "x", Domain: "example.com", Path: "/"}}, failure.ErrNotConnected, ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			integration := fmt.Sprintf("app%d", i)
+			if tt.stored != nil {
+				_, err := f.svc.Save(ctx, f.alice.ID, integration, *tt.stored)
+				must(t, err)
+			}
+			err := f.svc.UpdateCookies(ctx, f.alice.ID, integration, tt.received)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("UpdateCookies err = %v, want %v", err, tt.wantErr)
+				}
+				noSecret(t, err)
+				return
+			}
+			must(t, err)
+			cred, err := f.svc.Credential(ctx, f.alice.ID, integration)
+			if tt.wantCookies == "" {
+				st, serr := f.svc.Status(ctx, f.alice.ID, integration, credential.ModeCookie)
+				if !errors.Is(err, failure.ErrNotConnected) || serr != nil || st.Connected || !strings.Contains(st.Reason, "ended the session") {
+					t.Fatalf("after deleting every cookie: Credential err = %v, Status = %+v, %v; want not connected", err, st, serr)
+				}
+				return
+			}
+			must(t, err)
+			var got []string
+			for _, c := range cred.Cookies {
+				got = append(got, c.Name+"="+c.Value)
+			}
+			if strings.Join(got, " ") != tt.wantCookies {
+				t.Fatalf("stored cookies = %v, want %s", got, tt.wantCookies)
+			}
+		})
+	}
+	// Bob's connection is his own.
+	if err := f.svc.UpdateCookies(ctx, f.bob.ID, "app0", nil); !errors.Is(err, failure.ErrNotConnected) {
+		t.Fatalf("bob: err = %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

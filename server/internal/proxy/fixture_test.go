@@ -223,6 +223,13 @@ func manifests() catalogMap {
 
 func newFixture(t testing.TB, lim Limits) *fixture {
 	t.Helper()
+	return newFixtureWith(t, lim, nil)
+}
+
+// newFixtureWith is newFixture with configure (may be nil) changing the
+// service's options before it is built.
+func newFixtureWith(t testing.TB, lim Limits, configure func(o *Options, up *upstream)) *fixture {
+	t.Helper()
 	f := &fixture{t: t, clock: storetest.NewClock(time.Now().UTC()), creds: credential.NewMemory(), up: startUpstream(t)}
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "wb.db"), store.WithClock(f.clock.Now))
@@ -239,11 +246,14 @@ func newFixture(t testing.TB, lim Limits) *fixture {
 	}
 	f.creds.Set(f.alice.ID, "hub", &credential.Credential{AccessToken: hubToken})
 	f.creds.Set(f.alice.ID, "keyq", &credential.Credential{Fields: map[string]string{"api_key": keyValue}})
-	f.svc, err = New(Options{Store: st, Catalog: manifests(), Credentials: f.creds, Connections: connectedSet{f.creds},
+	o := Options{Store: st, Catalog: manifests(), Credentials: f.creds, Connections: connectedSet{f.creds},
 		Egress:    egress.NewClient(egress.Options{AllowPrivate: true}),
 		Settings:  settingsMap{"hub": f.up.URL + "/hub", "keyq": f.up.URL + "/keyq"},
-		PublicURL: "https://wb.example.com", Limits: lim, Now: f.clock.Now})
-	if err != nil {
+		PublicURL: "https://wb.example.com", Limits: lim, Now: f.clock.Now}
+	if configure != nil {
+		configure(&o, f.up)
+	}
+	if f.svc, err = New(o); err != nil {
 		t.Fatal(err)
 	}
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, StreamRequestBody: true, ReadTimeout: time.Minute})

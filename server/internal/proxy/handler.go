@@ -196,7 +196,7 @@ func (s *Service) serve(c *fiber.Ctx, cl *call) error {
 	if m.Proxy == nil {
 		return fail(http.StatusNotFound, "NO_PROXY", "%s declares no proxy base URL", integration)
 	}
-	base, err := s.baseURL(m)
+	base, internal, err := s.baseURL(m)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,11 @@ func (s *Service) serve(c *fiber.Ctx, cl *call) error {
 			return credentialError(integration, err)
 		}
 	}
-	return s.forward(c, cl, m, u, header, cred)
+	transport := s.transport
+	if internal {
+		transport = s.internal
+	}
+	return s.forward(c, cl, transport, m, u, header, cred)
 }
 
 // authenticate finds the session of the request's token.
@@ -306,8 +310,9 @@ func (s *Service) requestHeader(c *fiber.Ctx) (http.Header, error) {
 	return out, nil
 }
 
-// forward sends the request upstream and starts streaming the response.
-func (s *Service) forward(c *fiber.Ctx, cl *call, m *manifest.Manifest, u *url.URL, header http.Header, cred *credential.Credential) error {
+// forward sends the request upstream through t and starts streaming the
+// response.
+func (s *Service) forward(c *fiber.Ctx, cl *call, t *http.Transport, m *manifest.Manifest, u *url.URL, header http.Header, cred *credential.Credential) error {
 	ctx, cancel := context.WithTimeout(cl.ctx, s.lim.ExchangeTimeout)
 	cl.cancel = cancel
 	length := int64(c.Request().Header.ContentLength())
@@ -341,7 +346,7 @@ func (s *Service) forward(c *fiber.Ctx, cl *call, m *manifest.Manifest, u *url.U
 	if err := credential.SchemeOf(&m.Auth).Apply(req, cred); err != nil {
 		return credentialError(m.Name, err)
 	}
-	resp, err := s.transport.RoundTrip(req)
+	resp, err := t.RoundTrip(req)
 	if err != nil {
 		return s.upstreamError(ctx, cl, err)
 	}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,6 +19,8 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/runtime/egress"
+	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
@@ -134,6 +138,104 @@ func TestService_Handle_paths(t *testing.T) {
 			t.Errorf("%s: status %d, upstream path %q (%q), want %q (%q): %s", a.target, code, log[len(log)-1].Path, log[len(log)-1].RawPath, a.wantPath, a.wantRaw, body)
 		}
 	}
+}
+
+// TestService_Handle_pathParameters checks that a segment whose part before
+// ";" is a dot segment, however it is encoded, gets the proxy's INVALID_PATH
+// answer and never reaches the upstream (which may strip ";parameters" and
+// read it as ".."), while ordinary path parameters pass.
+func TestService_Handle_pathParameters(t *testing.T) {
+	f := newFixture(t, Limits{})
+	m := f.mint(f.alice.ID, "hub")
+	tests := []struct {
+		target   string
+		wantPath string // "" means refused with INVALID_PATH
+	}{
+		{"/c/hub/..;/keyq/x", ""},
+		{"/c/hub/a/..;x=1/..;/admin", ""},
+		{"/c/hub/%2e%2e%3b/keyq/x", ""},
+		{"/c/hub/%2E%2E%3B/keyq/x", ""},
+		{"/c/hub/..%3b/keyq/x", ""},
+		{"/c/hub/%2e%2e;jsessionid=1/x", ""},
+		{"/c/hub/.;/user", ""},
+		{"/c/hub/%2e%3b/user", ""},
+		{"/c/hub/%252e%252e%253b/x", ""},
+		{"/c/hub/users;v=2", "/hub/users;v=2"},
+		{"/c/hub/..x;y/z", "/hub/..x;y/z"},
+		{"/c/hub/a/;..", "/hub/a/;.."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			before := len(f.up.log())
+			code, body := f.raw("GET " + tt.target + " HTTP/1.1\r\nHost: wb.example.com\r\nAuthorization: Bearer " + m.Token + "\r\n\r\n")
+			log := f.up.log()[before:]
+			if tt.wantPath != "" {
+				if code != http.StatusOK || len(log) != 1 || log[0].Path != tt.wantPath {
+					t.Fatalf("status %d, upstream saw %+v, want path %q: %s", code, log, tt.wantPath, body)
+				}
+				return
+			}
+			if code != http.StatusBadRequest || !strings.Contains(body, `"code":"INVALID_PATH"`) {
+				t.Errorf("status %d, body %s; want 400 INVALID_PATH", code, body)
+			}
+			if len(log) != 0 {
+				t.Errorf("%d requests reached the upstream: %+v", len(log), log)
+			}
+		})
+	}
+}
+
+// TestService_Handle_operatorBaseURL checks that the operator's
+// <NAME>_BASE_URL is reached on an internal address without
+// EGRESS_ALLOW_PRIVATE, while a manifest's base URL on the same address is
+// refused (also with a pooled connection to it waiting), and that an
+// operator base URL resolving to a metadata address stays refused.
+func TestService_Handle_operatorBaseURL(t *testing.T) {
+	f := newFixtureWith(t, Limits{}, func(o *Options, up *upstream) {
+		cat := manifests()
+		cat["lan"] = &manifest.Manifest{Name: "lan", Proxy: &manifest.Proxy{BaseURL: up.URL + "/hub"}, Auth: manifest.Auth{Mode: manifest.ModeNone}}
+		cat["imds"] = &manifest.Manifest{Name: "imds", Proxy: &manifest.Proxy{BaseURL: "https://imds.example"}, Auth: manifest.Auth{Mode: manifest.ModeNone}}
+		o.Catalog = cat
+		o.Settings = settingsMap{"hub": up.URL + "/hub", "imds": "http://imds.test"}
+		o.Egress = egress.NewClient(egress.Options{Resolver: nameResolver{"imds.test": "169.254.169.254"}})
+	})
+	m := f.mint(f.alice.ID, "hub", "lan", "imds")
+	tests := []struct {
+		path   string
+		status int
+		want   string // in the body
+	}{
+		{"/c/hub/user", http.StatusOK, ""},
+		{"/c/lan/user", http.StatusBadGateway, "loopback address 127.0.0.1"},
+		{"/c/imds/latest/meta-data/", http.StatusBadGateway, "link-local address 169.254.169.254"},
+		{"/c/hub/user", http.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		before := len(f.up.log())
+		resp := f.do("GET", tt.path, m.Token, nil, nil)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.want) {
+			t.Fatalf("%s: status %d %s; want %d containing %q", tt.path, resp.StatusCode, body, tt.status, tt.want)
+		}
+		if reached := len(f.up.log()) - before; (reached > 0) != (tt.status == http.StatusOK) {
+			t.Fatalf("%s: %d requests reached the upstream", tt.path, reached)
+		}
+		if tt.status != http.StatusOK && !strings.Contains(string(body), `"code":"EGRESS_DENIED"`) {
+			t.Fatalf("%s: %s; want EGRESS_DENIED", tt.path, body)
+		}
+	}
+}
+
+// nameResolver maps test names to one address each.
+type nameResolver map[string]string
+
+func (r nameResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	a, ok := r[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return []netip.Addr{netip.MustParseAddr(a)}, nil
 }
 
 // TestService_Handle_refusals checks the 401, 403, 405 and 409 answers:

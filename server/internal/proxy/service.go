@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -129,11 +130,14 @@ type Options struct {
 // Service mints curl sessions and serves the proxy. It is safe for
 // concurrent use; Run must be running for audit rows to be written.
 type Service struct {
-	opts      Options
-	lim       Limits
-	transport *http.Transport
-	audit     chan store.ProxyCall
-	logger    *slog.Logger
+	opts Options
+	lim  Limits
+	// transport dials under egress's address rule; internal dials with
+	// egress.Client.DialInternal and carries only calls to an operator's
+	// <NAME>_BASE_URL, so no other call reuses its connections.
+	transport, internal *http.Transport
+	audit               chan store.ProxyCall
+	logger              *slog.Logger
 
 	mu       sync.Mutex
 	inFlight map[string]int // session id -> calls running
@@ -168,9 +172,16 @@ func New(o Options) (*Service, error) {
 	}
 	s := &Service{opts: o, lim: o.Limits.withDefaults(), audit: make(chan store.ProxyCall, defaultAuditQueue),
 		logger: o.Logger, inFlight: map[string]int{}}
-	s.transport = &http.Transport{
+	s.transport = s.newTransport(o.Egress.DialContext)
+	s.internal = s.newTransport(o.Egress.DialInternal)
+	return s, nil
+}
+
+// newTransport returns an upstream transport that dials with dial.
+func (s *Service) newTransport(dial func(ctx context.Context, network, address string) (net.Conn, error)) *http.Transport {
+	return &http.Transport{
 		Proxy:                  nil, // never an environment proxy: it would bypass the address rule
-		DialContext:            o.Egress.DialContext,
+		DialContext:            dial,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           256,
 		MaxIdleConnsPerHost:    32,
@@ -181,12 +192,12 @@ func New(o Options) (*Service, error) {
 		MaxResponseHeaderBytes: 1 << 20,
 		DisableCompression:     true, // pass encodings through untouched
 	}
-	return s, nil
 }
 
 // Close closes idle upstream connections.
 func (s *Service) Close() error {
 	s.transport.CloseIdleConnections()
+	s.internal.CloseIdleConnections()
 	return nil
 }
 
@@ -288,19 +299,20 @@ func (s *Service) mintable(ctx context.Context, userID, name string) error {
 }
 
 // baseURL returns the URL an integration's proxied requests go to: the
-// operator's <NAME>_BASE_URL when set, else the manifest's proxy.baseUrl.
-func (s *Service) baseURL(m *manifest.Manifest) (*url.URL, error) {
+// operator's <NAME>_BASE_URL when set (then operator is true: it may be on
+// an internal address), else the manifest's proxy.baseUrl.
+func (s *Service) baseURL(m *manifest.Manifest) (u *url.URL, operator bool, err error) {
 	raw := m.Proxy.BaseURL
 	if s.opts.Settings != nil {
 		if v, ok := s.opts.Settings.Setting(m.Name, "base_url"); ok {
-			raw = v
+			raw, operator = v, true
 		}
 	}
-	u, err := url.Parse(raw)
+	u, err = url.Parse(raw)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("proxy: the base URL of %s is not an absolute http(s) URL without user, query or fragment", m.Name)
+		return nil, false, fmt.Errorf("proxy: the base URL of %s is not an absolute http(s) URL without user, query or fragment", m.Name)
 	}
-	return u, nil
+	return u, operator, nil
 }
 
 // acquire counts a call of the session; it fails when MaxConcurrent run.

@@ -53,8 +53,8 @@ func isName(s string) bool {
 // checkPath validates the raw, percent-encoded path after the integration
 // ("" or starting with '/') and returns its decoded form. It refuses every
 // way to climb out of the base URL's path, rather than normalising them:
-// empty segments, segments that decode (once or twice) to "." or "..",
-// encoded or literal backslashes, encoded slashes, control characters and
+// empty segments, segments that decode (once or twice) to "." or ".." (also
+// with ";parameters" after them), encoded or literal backslashes, encoded slashes, control characters and
 // malformed escapes.
 func checkPath(rawPath string) (string, error) {
 	if rawPath == "" || rawPath == "/" {
@@ -93,7 +93,13 @@ func checkPath(rawPath string) (string, error) {
 	return url.PathUnescape(rawPath)
 }
 
-func isDots(s string) bool { return s == "." || s == ".." }
+// isDots reports whether a decoded segment is "." or "..", alone or followed
+// by ";parameters": upstreams that strip path parameters before normalising
+// (Tomcat, Jetty, Spring) read "..;x" as "..".
+func isDots(s string) bool {
+	s, _, _ = strings.Cut(s, ";")
+	return s == "." || s == ".."
+}
 
 // upstreamURL joins the base URL with a checked path and the raw query, and
 // verifies that the result still addresses the base's scheme, host and path.

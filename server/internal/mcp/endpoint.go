@@ -87,15 +87,12 @@ type Options struct {
 // Endpoint is the /mcp endpoint. It is an http.Handler; Refresh it after
 // every change of the catalog.
 type Endpoint struct {
-	opts      Options
-	logger    *slog.Logger
-	tools     *metatools.Tools
-	server    *sdk.Server
-	handler   http.Handler
-	guard     *hostGuard
-	states    *roundstate.Sealer
-	stateful  *sdk.StreamableHTTPHandler
-	stateless *sdk.StreamableHTTPHandler
+	opts   Options
+	logger *slog.Logger
+	tools  *metatools.Tools
+	server *sdk.Server
+	states *roundstate.Sealer
+	http   *transport // guard, authentication, era routing
 
 	// closing ends when Close starts; every tool call's context ends with it.
 	closing  context.Context
@@ -103,13 +100,13 @@ type Endpoint struct {
 
 	mu      sync.Mutex // serialises Refresh
 	synced  *registry.Snapshot
-	direct  map[string]bool // plugin tools registered
-	listed  map[string]bool // resource URIs registered
+	direct  *registered     // plugin tools
+	listed  *registered     // workbench:// resources
 	reserve map[string]bool // tool names plugin tools may not take
 
-	pluginURIs      map[string]bool // plugin resource URIs registered
-	pluginTemplates map[string]bool // plugin resource templates registered
-	pluginPrompts   map[string]bool // plugin prompts registered
+	pluginURIs      *registered // plugin resources
+	pluginTemplates *registered // plugin resource templates
+	pluginPrompts   *registered // plugin prompts
 	content         atomic.Pointer[pluginContent]
 }
 
@@ -170,14 +167,7 @@ func New(opts Options) (*Endpoint, error) {
 		opts:     opts,
 		logger:   logger,
 		tools:    tools,
-		guard:    guard,
-		direct:   map[string]bool{},
-		listed:   map[string]bool{},
 		reserve:  map[string]bool{},
-
-		pluginURIs:      map[string]bool{},
-		pluginTemplates: map[string]bool{},
-		pluginPrompts:   map[string]bool{},
 	}
 	e.server = sdk.NewServer(&sdk.Implementation{Name: "workbench", Title: "Workbench", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions(opts.Surface),
@@ -206,51 +196,21 @@ func New(opts Options) (*Endpoint, error) {
 			Completions: &sdk.CompletionCapabilities{},
 		},
 	})
+	e.direct = newRegistered(e.server.RemoveTools)
+	e.listed = newRegistered(e.server.RemoveResources)
+	e.pluginURIs = newRegistered(e.server.RemoveResources)
+	e.pluginTemplates = newRegistered(e.server.RemoveResourceTemplates)
+	e.pluginPrompts = newRegistered(e.server.RemovePrompts)
 	e.registerMetaTools()
 	e.registerTemplates()
 	e.Refresh()
 
-	e.stateful = sdk.NewStreamableHTTPHandler(e.serverFor, &sdk.StreamableHTTPOptions{
-		Logger:                     logger,
-		EventStore:                 sdk.NewMemoryEventStore(nil),
-		SessionTimeout:             opts.SessionIdle,
-		DisableLocalhostProtection: true, // hostGuard covers every host, not only loopback
-		MaxRequestBodyBytes:        MaxBodyBytes,
-	})
-	e.stateless = sdk.NewStreamableHTTPHandler(e.serverFor, &sdk.StreamableHTTPOptions{
-		Stateless:                    true,
-		Logger:                       logger,
-		DisableLocalhostProtection:   true,
-		MaxRequestBodyBytes:          MaxBodyBytes,
-		PropagateRequestCancellation: true,
-	})
-	e.handler = requireBearer(http.HandlerFunc(e.route), opts.Authenticator, opts.ResourceMetadataURL, opts.RequiredScopes, logger)
+	e.http = newTransport(opts, guard, e.server, logger)
 	return e, nil
 }
 
-func (e *Endpoint) serverFor(*http.Request) *sdk.Server { return e.server }
-
-// ServeHTTP serves /mcp: the Host/Origin guard, then bearer
-// authentication, then the transport of the request's protocol era.
-func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if why := e.guard.check(r); why != "" {
-		e.logger.Warn("refused a request", "reason", why, "remote", r.RemoteAddr)
-		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
-		return
-	}
-	e.handler.ServeHTTP(w, r)
-}
-
-// route sends stateless-era requests (Mcp-Protocol-Version 2026-07-28 or
-// later) to the stateless transport, which cancels a call when its request
-// context ends, and every other request to the session transport.
-func (e *Endpoint) route(w http.ResponseWriter, r *http.Request) {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= newEra {
-		e.stateless.ServeHTTP(w, r)
-		return
-	}
-	e.stateful.ServeHTTP(w, r)
-}
+// ServeHTTP serves /mcp through the transport.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.http.ServeHTTP(w, r) }
 
 // Close cancels every tool call in flight and closes every session,
 // waiting until ctx ends at most. Sessions still closing then finish in the

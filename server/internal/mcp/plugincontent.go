@@ -138,36 +138,13 @@ func (e *Endpoint) syncContent(v *registry.Snapshot) {
 			wantPrompts[p.Name] = true
 		}
 	}
-	var goneURIs, goneTemplates, gonePrompts []string
-	for uri := range e.pluginURIs {
-		if _, ok := c.resources[uri]; !ok {
-			goneURIs = append(goneURIs, uri)
-		}
-	}
-	for t := range e.pluginTemplates {
-		if !wantTemplates[t] {
-			goneTemplates = append(goneTemplates, t)
-		}
-	}
-	for p := range e.pluginPrompts {
-		if !wantPrompts[p] {
-			gonePrompts = append(gonePrompts, p)
-		}
-	}
-	if len(goneURIs) > 0 {
-		e.server.RemoveResources(goneURIs...)
-	}
-	if len(goneTemplates) > 0 {
-		e.server.RemoveResourceTemplates(goneTemplates...)
-	}
-	if len(gonePrompts) > 0 {
-		e.server.RemovePrompts(gonePrompts...)
-	}
-	e.pluginURIs = map[string]bool{}
+	wantURIs := map[string]bool{}
 	for uri := range c.resources {
-		e.pluginURIs[uri] = true
+		wantURIs[uri] = true
 	}
-	e.pluginTemplates, e.pluginPrompts = wantTemplates, wantPrompts
+	e.pluginURIs.keep(wantURIs)
+	e.pluginTemplates.keep(wantTemplates)
+	e.pluginPrompts.keep(wantPrompts)
 	e.content.Store(c)
 	// A reload may change what a resource holds: tell its subscribers.
 	for uri := range c.resources {

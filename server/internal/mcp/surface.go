@@ -57,16 +57,7 @@ func (e *Endpoint) syncTools(v *registry.Snapshot) {
 		want[slug] = true
 		e.server.AddTool(t, e.directHandler(tool))
 	}
-	var gone []string
-	for slug := range e.direct {
-		if !want[slug] {
-			gone = append(gone, slug)
-		}
-	}
-	if len(gone) > 0 {
-		e.server.RemoveTools(gone...)
-	}
-	e.direct = want
+	e.direct.keep(want)
 }
 
 // directTool describes a plugin tool as a native MCP tool.
@@ -256,16 +247,7 @@ func (e *Endpoint) syncResources(v *registry.Snapshot) {
 			Description: firstLine(tool.Spec.Description), MIMEType: "application/json",
 		}, e.readResource)
 	}
-	var gone []string
-	for uri := range e.listed {
-		if !want[uri] {
-			gone = append(gone, uri)
-		}
-	}
-	if len(gone) > 0 {
-		e.server.RemoveResources(gone...)
-	}
-	e.listed = want
+	e.listed.keep(want)
 }
 
 // readResource serves workbench://integration/<name> and

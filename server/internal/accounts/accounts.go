@@ -10,6 +10,21 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
+// Store is the part of the store accounts works on: users, passwords, API
+// tokens and sign-in links (SignIn adds the attempt counter).
+type Store interface {
+	CreateUser(ctx context.Context, u store.NewUser) (store.User, error)
+	User(ctx context.Context, userID string) (store.User, error)
+	UserByEmail(ctx context.Context, tenantID, email string) (store.User, error)
+	CountUsers(ctx context.Context) (int, error)
+	PasswordHash(ctx context.Context, userID string) (string, error)
+	SetPasswordHash(ctx context.Context, userID, hash string) error
+	CreateToken(ctx context.Context, t store.NewToken) (store.Token, error)
+	TokenByHash(ctx context.Context, hash string) (store.Token, error)
+	CreateLoginLink(ctx context.Context, l store.NewLoginLink) (store.LoginLink, error)
+	ConsumeLoginLink(ctx context.Context, tokenHash string) (store.LoginLink, error)
+}
+
 // FirstAdminEmail is the email of the admin created on an empty store.
 const FirstAdminEmail = "admin@workbench.local"
 
@@ -25,7 +40,7 @@ type NewUser struct {
 // AddUser creates a user and its first API token, and returns the token:
 // the only time it exists in clear. pw hashes the password; it may be nil
 // when nu has none.
-func AddUser(ctx context.Context, st store.Store, pw *secrets.Passwords, nu NewUser) (store.User, string, error) {
+func AddUser(ctx context.Context, st Store, pw *secrets.Passwords, nu NewUser) (store.User, string, error) {
 	var hash string
 	if nu.Password != "" {
 		var err error
@@ -53,7 +68,7 @@ func AddUser(ctx context.Context, st store.Store, pw *secrets.Passwords, nu NewU
 // empty, when users already exist. Two servers starting at once on one
 // database create one admin: the loser sees store.ErrConflict and reports
 // created false.
-func EnsureAdmin(ctx context.Context, st store.Store) (u store.User, token string, created bool, err error) {
+func EnsureAdmin(ctx context.Context, st Store) (u store.User, token string, created bool, err error) {
 	n, err := st.CountUsers(ctx)
 	if err != nil || n > 0 {
 		return store.User{}, "", false, err
@@ -70,7 +85,7 @@ func EnsureAdmin(ctx context.Context, st store.Store) (u store.User, token strin
 
 // CreateToken mints an API token for a user and returns its record and the
 // token itself (shown once).
-func CreateToken(ctx context.Context, st store.Store, userID, name string) (store.Token, string, error) {
+func CreateToken(ctx context.Context, st Store, userID, name string) (store.Token, string, error) {
 	token, hash, prefix := secrets.NewToken()
 	rec, err := st.CreateToken(ctx, store.NewToken{UserID: userID, Name: name, Hash: hash, Prefix: prefix})
 	if err != nil {
@@ -81,7 +96,7 @@ func CreateToken(ctx context.Context, st store.Store, userID, name string) (stor
 
 // Authenticate returns the unrevoked token record a bearer token belongs to,
 // or an error wrapping failure.ErrUnauthenticated.
-func Authenticate(ctx context.Context, st store.Store, bearer string) (store.Token, error) {
+func Authenticate(ctx context.Context, st Store, bearer string) (store.Token, error) {
 	if !secrets.LooksLikeToken(bearer) {
 		return store.Token{}, fmt.Errorf("accounts: malformed API token: %w", failure.ErrUnauthenticated)
 	}
@@ -93,7 +108,7 @@ func Authenticate(ctx context.Context, st store.Store, bearer string) (store.Tok
 }
 
 // SetPassword hashes and stores a user's new password.
-func SetPassword(ctx context.Context, st store.Store, pw *secrets.Passwords, userID, password string) error {
+func SetPassword(ctx context.Context, st Store, pw *secrets.Passwords, userID, password string) error {
 	hash, err := pw.Hash(ctx, password)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ var ErrLinkExpired = errors.New("sign-in link expired")
 
 // CreateLoginLink mints a one-time sign-in link token for a user, valid for
 // LoginLinkTTL from now. The token exists in clear only in the result.
-func CreateLoginLink(ctx context.Context, st store.Store, userID string, now time.Time) (token string, expiresAt time.Time, err error) {
+func CreateLoginLink(ctx context.Context, st Store, userID string, now time.Time) (token string, expiresAt time.Time, err error) {
 	b := make([]byte, loginLinkBytes)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	token = LoginLinkPrefix + base64.RawURLEncoding.EncodeToString(b)
@@ -42,7 +42,7 @@ func CreateLoginLink(ctx context.Context, st store.Store, userID string, now tim
 // UseLoginLink spends a sign-in link token and returns its user. An unknown
 // or already used token wraps failure.ErrUnauthenticated; an expired one wraps both
 // failure.ErrUnauthenticated and ErrLinkExpired.
-func UseLoginLink(ctx context.Context, st store.Store, token string) (store.User, error) {
+func UseLoginLink(ctx context.Context, st Store, token string) (store.User, error) {
 	rest, ok := strings.CutPrefix(token, LoginLinkPrefix)
 	if !ok || len(rest) != base64.RawURLEncoding.EncodedLen(loginLinkBytes) {
 		return store.User{}, fmt.Errorf("accounts: malformed sign-in link: %w", failure.ErrUnauthenticated)

@@ -41,8 +41,7 @@ func (e *ThrottledError) Unwrap() error { return ErrThrottled }
 
 // SignInStore is what SignIn reads and counts in.
 type SignInStore interface {
-	UserByEmail(ctx context.Context, tenantID, email string) (store.User, error)
-	PasswordHash(ctx context.Context, userID string) (string, error)
+	Store
 	store.AttemptStore
 }
 

@@ -73,6 +73,16 @@ type State struct {
 	ExpiresAt time.Time // the access token's expiry, when known
 }
 
+// Store is the part of the store connections work on.
+type Store interface {
+	User(ctx context.Context, userID string) (store.User, error)
+	PutConnection(ctx context.Context, c store.Connection) (store.Connection, error)
+	Connection(ctx context.Context, userID, integration string) (store.Connection, error)
+	SetConnectionStatus(ctx context.Context, userID, integration string, status store.ConnectionStatus, reason string) error
+	DeleteConnection(ctx context.Context, userID, integration string) error
+	ResealConnections(ctx context.Context, keyID string, batch int, reseal func(store.Connection) (store.Connection, error)) (int, error)
+}
+
 // Catalog finds an integration's manifest by name; the registry is one.
 type Catalog interface {
 	Manifest(name string) (*manifest.Manifest, bool)
@@ -93,7 +103,7 @@ type Options struct {
 // Service reads and writes sealed connections. It is safe for concurrent
 // use.
 type Service struct {
-	store     store.Store
+	store     Store
 	keys      *secrets.Keyring
 	catalog   Catalog
 	refresher Refresher
@@ -104,7 +114,7 @@ type Service struct {
 var _ credential.Source = (*Service)(nil)
 
 // New returns a Service over st that seals with keys.
-func New(st store.Store, keys *secrets.Keyring, opts Options) *Service {
+func New(st Store, keys *secrets.Keyring, opts Options) *Service {
 	s := &Service{store: st, keys: keys, catalog: opts.Catalog, refresher: opts.Refresher, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now

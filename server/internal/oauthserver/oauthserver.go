@@ -64,9 +64,27 @@ var registerPolicy = store.AttemptPolicy{Free: 10, Wait: time.Hour, MaxWait: tim
 // registerPolicy does.
 var documentFetchPolicy = store.AttemptPolicy{Free: 20, Wait: time.Hour, MaxWait: time.Hour, Forget: time.Hour}
 
+// Store is the part of the store the authorization server works on: its
+// clients and credentials, the portal's sessions (for consent) and the
+// attempt counter.
+type Store interface {
+	User(ctx context.Context, userID string) (store.User, error)
+	SessionByHash(ctx context.Context, idHash string) (store.Session, error)
+	CreateOAuthClient(ctx context.Context, c store.NewOAuthClient) (store.OAuthClient, error)
+	OAuthClient(ctx context.Context, id string) (store.OAuthClient, error)
+	PutOAuthClientDocument(ctx context.Context, c store.OAuthClient) (store.OAuthClient, error)
+	CountOAuthClients(ctx context.Context) (int, error)
+	DeleteUngrantedOAuthClients(ctx context.Context, cutoff time.Time) (int, error)
+	CreateOAuthToken(ctx context.Context, t store.NewOAuthToken) (store.OAuthToken, error)
+	OAuthToken(ctx context.Context, kind store.OAuthTokenKind, hash string) (store.OAuthToken, error)
+	ConsumeOAuthToken(ctx context.Context, kind store.OAuthTokenKind, hash string) (store.OAuthToken, error)
+	PruneOAuthTokens(ctx context.Context) (int, error)
+	store.AttemptStore
+}
+
 // Options configure a Server. Store and PublicURL are required.
 type Options struct {
-	Store store.Store
+	Store Store
 	// PublicURL is SERVER_PUBLIC_URL; the issuer, and PublicURL+"/mcp" the
 	// one resource.
 	PublicURL string
@@ -100,7 +118,7 @@ type Options struct {
 
 // Server serves the OAuth endpoints. It is safe for concurrent use.
 type Server struct {
-	store      store.Store
+	store      Store
 	issuer     string
 	resource   string
 	cookie     string

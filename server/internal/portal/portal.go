@@ -54,6 +54,24 @@ var securityHeaders = map[string]string{
 //go:embed templates/*.html static/portal.css
 var files embed.FS
 
+// Store is the part of the store the portal works on: sessions, the
+// signed-in user's tokens and curl sessions, and the sweeps it runs.
+type Store interface {
+	accounts.Store
+	CreateSession(ctx context.Context, s store.Session) (store.Session, error)
+	SessionByHash(ctx context.Context, idHash string) (store.Session, error)
+	DeleteSession(ctx context.Context, idHash string) error
+	PruneSessions(ctx context.Context) (int, error)
+	PruneLoginLinks(ctx context.Context) (int, error)
+	PruneAttempts(ctx context.Context, quiet time.Duration) (int, error)
+	Tokens(ctx context.Context, userID string) ([]store.Token, error)
+	RevokeToken(ctx context.Context, userID, tokenID string) error
+	Connections(ctx context.Context, userID string) ([]store.Connection, error)
+	CurlSessions(ctx context.Context, userID string) ([]store.CurlSession, error)
+	RevokeCurlSession(ctx context.Context, userID, id string) error
+	ProxyCalls(ctx context.Context, f store.ProxyCallFilter) ([]store.ProxyCall, error)
+}
+
 // Catalog lists the loaded integrations.
 type Catalog interface {
 	// Manifests returns every loaded integration's manifest, by name.
@@ -79,7 +97,7 @@ type Connector interface {
 // Options configure a Portal. Store, Catalog, Connections, Connector,
 // SignIn and Passwords are required.
 type Options struct {
-	Store       store.Store
+	Store       Store
 	Catalog     Catalog
 	Connections Connections
 	Connector   Connector
@@ -106,7 +124,7 @@ type Options struct {
 
 // Portal serves the pages. It is safe for concurrent use.
 type Portal struct {
-	store       store.Store
+	store       Store
 	catalog     Catalog
 	connections Connections
 	connector   Connector

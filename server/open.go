@@ -92,7 +92,7 @@ func (s *Server) open(ctx context.Context) error {
 	}
 
 	// The MCP endpoint over the catalog and the services.
-	var authenticator mcp.Authenticator = tokens{store: st, oauth: oauth}
+	var authenticator mcp.Authenticator = tokens{store: st, oauth: oauth, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}
 	if cfg.MCPAuthenticator != nil {
 		authenticator = cfg.MCPAuthenticator
 	}
@@ -132,7 +132,7 @@ func (s *Server) open(ctx context.Context) error {
 		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
 	})
 	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix))
-	httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc}})
+	httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}})
 	portalSvc.Mount(s.app)
 	oauth.Mount(s.app)
 	proxySvc.Mount(s.app)

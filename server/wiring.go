@@ -24,59 +24,76 @@ import (
 // once from services that are already open.
 
 // tokens authenticates /mcp bearer tokens: the API tokens in the store and
-// the access tokens Workbench's OAuth server issued for /mcp.
+// the access tokens Workbench's OAuth server issued for /mcp, through a
+// cache that rechecks each token every few seconds and bridges a short
+// store outage.
 type tokens struct {
 	store store.Store
 	oauth *oauthserver.Server
+	cache *accounts.TokenCache
 }
 
 var _ mcp.Authenticator = tokens{}
 
 func (a tokens) Authenticate(ctx context.Context, bearer string) (mcp.Principal, error) {
-	userID, scopes := "", oauthserver.RequiredScopes() // an API token may do everything
-	tok, err := accounts.Authenticate(ctx, a.store, bearer)
-	switch {
-	case errors.Is(err, failure.ErrUnauthenticated):
-		// Not an API token: an OAuth access token issued for /mcp?
-		at, oerr := a.oauth.Authenticate(ctx, bearer)
-		if errors.Is(oerr, failure.ErrUnauthenticated) {
-			return mcp.Principal{}, err
+	id, err := a.cache.Resolve(ctx, bearer, func(ctx context.Context) (accounts.Identity, error) {
+		userID, scopes := "", oauthserver.RequiredScopes() // an API token may do everything
+		tok, err := accounts.Authenticate(ctx, a.store, bearer)
+		switch {
+		case errors.Is(err, failure.ErrUnauthenticated):
+			// Not an API token: an OAuth access token issued for /mcp?
+			at, oerr := a.oauth.Authenticate(ctx, bearer)
+			if errors.Is(oerr, failure.ErrUnauthenticated) {
+				return accounts.Identity{}, err
+			}
+			if oerr != nil {
+				return accounts.Identity{}, oerr
+			}
+			userID, scopes = at.UserID, oauthserver.ScopesOf(at)
+		case err != nil:
+			return accounts.Identity{}, err
+		default:
+			userID = tok.UserID
 		}
-		if oerr != nil {
-			return mcp.Principal{}, oerr
+		u, err := a.store.User(ctx, userID)
+		if err != nil {
+			return accounts.Identity{}, fmt.Errorf("token of user %s: %w", userID, err)
 		}
-		userID, scopes = at.UserID, oauthserver.ScopesOf(at)
-	case err != nil:
-		return mcp.Principal{}, err
-	default:
-		userID = tok.UserID
-	}
-	u, err := a.store.User(ctx, userID)
+		return accounts.Identity{User: u, Scopes: scopes}, nil
+	})
 	if err != nil {
-		return mcp.Principal{}, fmt.Errorf("token of user %s: %w", userID, err)
+		return mcp.Principal{}, err
 	}
-	return mcp.Principal{UserID: u.ID, TenantID: u.TenantID, Email: u.Email, Scopes: scopes}, nil
+	return mcp.Principal{UserID: id.User.ID, TenantID: id.User.TenantID, Email: id.User.Email, Scopes: id.Scopes}, nil
 }
 
-// apiCallers authenticates /api requests: API tokens, and the portal's
-// sessions.
+// apiCallers authenticates /api requests: API tokens (through their own
+// cache: an OAuth access token for /mcp is not an /api credential), and the
+// portal's sessions.
 type apiCallers struct {
 	store  store.Store
 	portal *portal.Portal
+	cache  *accounts.TokenCache
 }
 
 var _ httpapi.Callers = apiCallers{}
 
 func (a apiCallers) Bearer(ctx context.Context, token string) (httpapi.Caller, error) {
-	tok, err := accounts.Authenticate(ctx, a.store, token)
+	id, err := a.cache.Resolve(ctx, token, func(ctx context.Context) (accounts.Identity, error) {
+		tok, err := accounts.Authenticate(ctx, a.store, token)
+		if err != nil {
+			return accounts.Identity{}, err
+		}
+		u, err := a.store.User(ctx, tok.UserID)
+		if err != nil {
+			return accounts.Identity{}, fmt.Errorf("token of user %s: %w", tok.UserID, err)
+		}
+		return accounts.Identity{User: u}, nil
+	})
 	if err != nil {
 		return httpapi.Caller{}, err
 	}
-	u, err := a.store.User(ctx, tok.UserID)
-	if err != nil {
-		return httpapi.Caller{}, fmt.Errorf("token of user %s: %w", tok.UserID, err)
-	}
-	return callerOf(u), nil
+	return callerOf(id.User), nil
 }
 
 func (a apiCallers) Session(ctx context.Context, cookie string) (httpapi.Caller, string, error) {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/workbench-dev/workbench/failure"
@@ -20,6 +22,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+// RetryAfter is what a 503 tells the client to wait.
+const RetryAfter = time.Second
 
 // errorBody is the JSON every error response carries.
 type errorBody struct {
@@ -44,6 +49,9 @@ func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		if e.Status >= http.StatusInternalServerError {
 			logger.Error("request failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
 		}
+		if e.Status == http.StatusServiceUnavailable {
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(RetryAfter.Seconds())))
+		}
 		return c.Status(e.Status).JSON(errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}})
 	}
 }
@@ -53,6 +61,10 @@ func describe(c *fiber.Ctx, err error) *Error {
 	var apiErr *Error
 	if errors.As(err, &apiErr) {
 		return apiErr
+	}
+	if errors.Is(err, failure.ErrUnavailable) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: failure.Unavailable,
+			Message: "a service Workbench depends on is unavailable; retry shortly"}
 	}
 	var fe *fiber.Error
 	if !errors.As(err, &fe) {

@@ -19,8 +19,10 @@ type Principal = metatools.Principal
 
 // Authenticator resolves the bearer token of a request: an API token or an
 // OAuth access token issued to an MCP client. A token that does not
-// authenticate returns an error wrapping failure.ErrUnauthenticated; any other error
-// is a failure of the service (answered with 500, details only logged).
+// authenticate returns an error wrapping failure.ErrUnauthenticated; one
+// wrapping failure.ErrUnavailable is answered 503 with Retry-After (the
+// store is down); any other error is a failure of the service (answered
+// with 500, details only logged).
 type Authenticator interface {
 	Authenticate(ctx context.Context, bearerToken string) (Principal, error)
 }
@@ -32,11 +34,17 @@ const principalKey = "workbench.principal"
 // token; others get 401 with WWW-Authenticate naming the resource metadata,
 // or 403 when a required scope is missing.
 func requireBearer(next http.Handler, a Authenticator, metadataURL string, scopes []string, logger *slog.Logger) http.Handler {
-	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	verify := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		p, err := a.Authenticate(ctx, token)
 		switch {
 		case errors.Is(err, failure.ErrUnauthenticated):
 			return nil, fmt.Errorf("%w: the bearer token is not valid", auth.ErrInvalidToken)
+		case errors.Is(err, failure.ErrUnavailable):
+			logger.Warn("authenticating a bearer token: the store is unavailable", "err", err)
+			if o, ok := r.Context().Value(outcomeKey{}).(*authOutcome); ok {
+				o.unavailable = true
+			}
+			return nil, errors.New("Workbench cannot check tokens right now; retry shortly")
 		case err != nil:
 			logger.Error("authenticating a bearer token", "err", err)
 			return nil, errors.New("the token could not be checked; try again later")
@@ -58,10 +66,22 @@ func requireBearer(next http.Handler, a Authenticator, metadataURL string, scope
 		next.ServeHTTP(r.Context().Value(writerKey{}).(http.ResponseWriter), r)
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cw := &challengeWriter{ResponseWriter: w, hasToken: strings.HasPrefix(strings.ToLower(r.Header.Get("Authorization")), "bearer ")}
-		check.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), writerKey{}, w)))
+		outcome := &authOutcome{}
+		cw := &challengeWriter{ResponseWriter: w, outcome: outcome, hasToken: strings.HasPrefix(strings.ToLower(r.Header.Get("Authorization")), "bearer ")}
+		ctx := context.WithValue(context.WithValue(r.Context(), writerKey{}, w), outcomeKey{}, outcome)
+		check.ServeHTTP(cw, r.WithContext(ctx))
 	})
 }
+
+// authOutcome is what the token check learned that the SDK's answer does
+// not carry: whether the store was unavailable.
+type authOutcome struct{ unavailable bool }
+
+// outcomeKey carries a request's *authOutcome to the token check.
+type outcomeKey struct{}
+
+// retryAfterSeconds is what a 503 tells the client to wait.
+const retryAfterSeconds = "1"
 
 // writerKey carries a request's original http.ResponseWriter past the
 // bearer check.
@@ -70,14 +90,20 @@ type writerKey struct{}
 // challengeWriter adds the RFC 6750 error code to the bearer challenge of a
 // refused request: invalid_token on a 401 for a token that did not
 // authenticate (not for a request without one), insufficient_scope on a
-// 403.
+// 403; and turns the 500 of a store outage into 503 with Retry-After.
 type challengeWriter struct {
 	http.ResponseWriter
+	outcome  *authOutcome
 	hasToken bool
 }
 
 func (c *challengeWriter) WriteHeader(code int) {
 	h := c.Header()
+	if code == http.StatusInternalServerError && c.outcome.unavailable {
+		// A store outage is temporary: 503, never 500.
+		h.Set("Retry-After", retryAfterSeconds)
+		code = http.StatusServiceUnavailable
+	}
 	if ch := h.Get("WWW-Authenticate"); strings.HasPrefix(ch, "Bearer ") {
 		switch {
 		case code == http.StatusForbidden:

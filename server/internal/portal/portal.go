@@ -17,6 +17,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/clientaddr"
@@ -290,7 +291,13 @@ func (p *Portal) page(h func(c *fiber.Ctx, r *request) error, who access) fiber.
 			return nil
 		}
 		var pe *pageError
-		if !errors.As(err, &pe) {
+		switch {
+		case errors.As(err, &pe):
+		case errors.Is(err, failure.ErrUnavailable):
+			p.logger.Warn("portal page: the store is unavailable", "method", c.Method(), "path", c.Path(), "err", err)
+			pe = &pageError{status: http.StatusServiceUnavailable, heading: "Try again shortly", retryAfter: time.Second,
+				message: "Workbench cannot reach its database right now. Try again in a moment."}
+		default:
 			p.logger.Error("portal page failed", "method", c.Method(), "path", c.Path(), "err", err)
 			pe = failPage(http.StatusInternalServerError, "Something went wrong", "The server could not complete this request. Try again in a moment.")
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
@@ -89,7 +90,8 @@ func (db *DB) t(v time.Time) any {
 func (db *DB) now() time.Time { return db.opts.Clock() }
 
 // fail wraps a database error with what was being done, mapping constraint
-// violations to the store's sentinels.
+// violations to the store's sentinels and any other database failure to
+// failure.ErrUnavailable.
 func (db *DB) fail(doing string, err error) error {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -101,7 +103,9 @@ func (db *DB) fail(doing string, err error) error {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("store: %s: %w", doing, err)
 	default:
-		return fmt.Errorf("store: %s (%s): %w", doing, db.dialect.Name, err)
+		// Anything else is the database failing, not the request: callers
+		// answer it as a temporary outage (503 with Retry-After).
+		return fmt.Errorf("store: %s (%s): %w: %w", doing, db.dialect.Name, failure.ErrUnavailable, err)
 	}
 }
 

@@ -263,8 +263,16 @@ func TestPluginCall(t *testing.T) {
 			wantResult: &whoami{APIKey: "k-9"},
 		},
 		{
-			name:      "private address refused without --allow-private",
-			args:      []string{"--base-url", upstream.URL, "--token", "t", fixtures["oauthy"], "oauthy_whoami"},
+			// The operator's base URL is exempt from the private-address
+			// rule for its own integration, without --allow-private.
+			name:       "operator base URL on loopback",
+			args:       []string{"--base-url", upstream.URL, "--token", "t", fixtures["oauthy"], "oauthy_whoami"},
+			wantResult: &whoami{Authorization: "Bearer t"},
+		},
+		{
+			// Metadata and link-local addresses are refused even then.
+			name:      "metadata base URL refused",
+			args:      []string{"--base-url", "http://169.254.169.254", "--token", "t", fixtures["oauthy"], "oauthy_whoami"},
 			wantCode:  1,
 			wantError: "EGRESS_DENIED",
 		},

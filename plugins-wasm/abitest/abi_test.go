@@ -105,13 +105,17 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}))
 	t.Cleanup(f.upstream.Close)
-	settings := runtime.MapSettings{}
+	settings, strict := runtime.MapSettings{}, runtime.MapSettings{}
 	for _, l := range languages {
 		// region is configured but declared by no conformance plugin.
 		settings[l.integration()] = map[string]string{"base_url": f.upstream.URL, "region": "eu"}
+		// Under production rules an operator's base URL is exempt from
+		// the private-address rule for its integration, so the strict host
+		// has none: the upstream is just some private address to it.
+		strict[l.integration()] = map[string]string{"region": "eu"}
 	}
 	f.plugins = loadAll(t, wasm, newHost(t, egress.Options{AllowPrivate: true}, settings, slog.New(f.logs)))
-	f.strict = loadAll(t, wasm, newHost(t, egress.Options{}, settings, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	f.strict = loadAll(t, wasm, newHost(t, egress.Options{}, strict, slog.New(slog.NewTextHandler(io.Discard, nil))))
 	return f
 }
 

@@ -89,7 +89,8 @@ func (s *Sealer) Seal(binding string, answers map[string]Answer) (string, error)
 }
 
 // Open checks a state's integrity, expiry and binding and returns its
-// answers.
+// answers. Decoding is strict, so that exactly one string opens for each
+// sealed state (base64's unused trailing bits cannot vary).
 func (s *Sealer) Open(token, binding string) (map[string]Answer, error) {
 	if len(token) > MaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalid, len(token), MaxBytes)
@@ -99,11 +100,11 @@ func (s *Sealer) Open(token, binding string) (map[string]Answer, error) {
 		return nil, fmt.Errorf("%w: not a state this server issued", ErrInvalid)
 	}
 	body, sig := token[:i], token[i+1:]
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	mac, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(mac, s.mac(body)) {
 		return nil, fmt.Errorf("%w: the integrity check failed", ErrInvalid)
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(body[len(prefix):])
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(body[len(prefix):])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

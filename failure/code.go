@@ -171,3 +171,11 @@ const (
 	// session's CSRF token.
 	CSRFMismatch Code = "CSRF_MISMATCH"
 )
+
+// Codes of the browser sessions and the built-in browser integration
+// (docs/browser.md).
+const (
+	// BrowserCapacity: every browser session the server allows
+	// (BROWSER_MAX_SESSIONS) is in use by other users.
+	BrowserCapacity Code = "BROWSER_CAPACITY"
+)

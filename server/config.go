@@ -71,6 +71,12 @@ type Config struct {
 	// BrowserSessionTTL is how long an idle browser session lives
 	// (BROWSER_SESSION_TTL_SECONDS).
 	BrowserSessionTTL time.Duration
+	// BrowserMaxSessions caps the browser sessions alive at once across
+	// users (BROWSER_MAX_SESSIONS); zero means 8.
+	BrowserMaxSessions int
+	// BrowserAllowNoSandbox runs Chromium without its own sandbox, which it
+	// needs when the server runs as root (BROWSER_ALLOW_NO_SANDBOX).
+	BrowserAllowNoSandbox bool
 	// ConnectWindow is how long a user has to finish connecting an
 	// integration after connect (CONNECT_WINDOW_SECONDS).
 	ConnectWindow time.Duration
@@ -143,6 +149,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%w: BROWSER_SESSION_TTL_SECONDS: %q is not a positive whole number of seconds", ErrConfig, v)
 		}
 		cfg.BrowserSessionTTL = time.Duration(secs) * time.Second
+	}
+	if v := getenv("BROWSER_MAX_SESSIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return Config{}, fmt.Errorf("%w: BROWSER_MAX_SESSIONS: %q is not a positive whole number", ErrConfig, v)
+		}
+		cfg.BrowserMaxSessions = n
+	}
+	if v := getenv("BROWSER_ALLOW_NO_SANDBOX"); v != "" {
+		allow, err := strconv.ParseBool(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: BROWSER_ALLOW_NO_SANDBOX: %q is not a boolean (use 1 or 0)", ErrConfig, v)
+		}
+		cfg.BrowserAllowNoSandbox = allow
 	}
 	if v := getenv("CONNECT_WINDOW_SECONDS"); v != "" {
 		secs, err := strconv.Atoi(v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -11,6 +12,7 @@ import (
 	"github.com/workbench-dev/workbench/runtime"
 	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
+	"github.com/workbench-dev/workbench/server/internal/browser"
 	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/connections"
 	"github.com/workbench-dev/workbench/server/internal/fiberfix"
@@ -51,6 +53,13 @@ func (s *Server) open(ctx context.Context) error {
 		return err
 	}
 	s.services = append(s.services, jotsSvc)
+	browsers, err := browser.NewManager(browser.Options{Dir: filepath.Join(cfg.DataDir, "browser"), TTL: cfg.BrowserSessionTTL,
+		MaxSessions: cfg.BrowserMaxSessions, NoSandbox: cfg.BrowserAllowNoSandbox,
+		Egress: egress.NewClient(egress.Options{AllowPrivate: cfg.EgressAllowPrivate}), Logger: logger.With("component", "browser")})
+	if err != nil {
+		return err
+	}
+	s.services = append(s.services, browsers)
 	if s.reg, err = registry.New(logger.With("component", "registry"),
 		registry.Native(jots.Manifest(jotLimits(cfg)), jotsSvc)); err != nil {
 		return err

@@ -178,4 +178,9 @@ const (
 	// BrowserCapacity: every browser session the server allows
 	// (BROWSER_MAX_SESSIONS) is in use by other users.
 	BrowserCapacity Code = "BROWSER_CAPACITY"
+	// SelectorNotFound: no element of the page matches the CSS selector.
+	SelectorNotFound Code = "SELECTOR_NOT_FOUND"
+	// NavigationFailed: the page did not load; the message names the
+	// browser's network error (net::ERR_...).
+	NavigationFailed Code = "NAVIGATION_FAILED"
 )

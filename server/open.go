@@ -61,7 +61,7 @@ func (s *Server) open(ctx context.Context) error {
 	}
 	s.services = append(s.services, browsers)
 	if s.reg, err = registry.New(logger.With("component", "registry"),
-		registry.Native(jots.Manifest(jotLimits(cfg)), jotsSvc)); err != nil {
+		registry.Native(jots.Manifest(jotLimits(cfg)), jotsSvc), registry.Native(browser.Manifest(), browsers)); err != nil {
 		return err
 	}
 

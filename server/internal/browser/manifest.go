@@ -1,0 +1,102 @@
+package browser
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/workbench-dev/workbench/runtime/manifest"
+)
+
+// Integration is the name of the built-in integration.
+const Integration = "browser"
+
+// Tool slugs.
+const (
+	ToolNavigate   = "browser_navigate"
+	ToolGetText    = "browser_get_text"
+	ToolClick      = "browser_click"
+	ToolType       = "browser_type"
+	ToolScreenshot = "browser_screenshot"
+)
+
+// Bounds of the tools' inputs and outputs, quoted in descriptions and
+// errors.
+const (
+	maxURLBytes        = 8 << 10
+	maxSelectorBytes   = 1 << 10
+	maxTypeBytes       = 16 << 10
+	maxTextBytes       = 64 << 10
+	maxLinks           = 200
+	maxLinkTextBytes   = 200
+	maxScreenshotBytes = 8 << 20
+)
+
+var selectorSchema = fmt.Sprintf(`{"type":"string","minLength":1,"maxLength":%d,"description":"A CSS selector; the first matching element is used."}`, maxSelectorBytes)
+
+// Manifest returns the built-in integration's manifest.
+func Manifest() *manifest.Manifest {
+	return &manifest.Manifest{
+		ABI:         1,
+		Name:        Integration,
+		Version:     "0.1.0",
+		Title:       "Browser",
+		Description: "Drive your own headless Chromium: open web pages, read their text and links, click, type and take screenshots. The browser keeps its cookies and logins between calls; it closes after a few idle minutes and reopens with the same profile.",
+		Categories:  []string{"browsing"},
+		Auth:        manifest.Auth{Mode: manifest.ModeNone},
+		Tools: []manifest.Tool{
+			{
+				Slug:  ToolNavigate,
+				Title: "Open a web page",
+				Description: "Loads an http(s) URL in your browser's tab and waits for the page to load. " +
+					"Loopback, private, link-local and cloud metadata addresses are refused (EGRESS_DENIED), redirects and the page's own requests included; " +
+					"`refused` lists requests of the page the browser was not allowed to make.",
+				InputSchema: raw(fmt.Sprintf(`{"type":"object","properties":{"url":{"type":"string","minLength":1,"maxLength":%d,"description":"An absolute http or https URL."}},
+  "required":["url"],"additionalProperties":false}`, maxURLBytes)),
+				OutputSchema: raw(`{"type":"object","properties":{"url":{"type":"string","description":"The page's URL after redirects."},
+  "title":{"type":"string"},"status":{"type":"integer","description":"The HTTP status of the document."},
+  "refused":{"type":"array","items":{"type":"string"}}},"required":["url","title","status"]}`),
+				Annotations: manifest.Annotations{OpenWorld: true},
+			},
+			{
+				Slug:  ToolGetText,
+				Title: "Read the page",
+				Description: fmt.Sprintf("Returns the readable text of the page (or of the first element matching selector), with its links (at most %d). "+
+					"Text over %d bytes is cut and truncated is true.", maxLinks, maxTextBytes),
+				InputSchema: raw(`{"type":"object","properties":{"selector":` + selectorSchema + `},"additionalProperties":false}`),
+				OutputSchema: raw(`{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"},"text":{"type":"string"},
+  "truncated":{"type":"boolean"},"links":{"type":"array","items":{"type":"object","properties":{"text":{"type":"string"},"href":{"type":"string"}},"required":["text","href"]}}},
+  "required":["url","title","text","truncated","links"]}`),
+				Annotations: manifest.Annotations{ReadOnly: true},
+			},
+			{
+				Slug:         ToolClick,
+				Title:        "Click an element",
+				Description:  "Clicks the first element matching selector once it is visible, as a user's mouse would.",
+				InputSchema:  raw(`{"type":"object","properties":{"selector":` + selectorSchema + `},"required":["selector"],"additionalProperties":false}`),
+				OutputSchema: raw(`{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"}},"required":["url","title"]}`),
+				Annotations:  manifest.Annotations{Destructive: true, OpenWorld: true},
+			},
+			{
+				Slug:  ToolType,
+				Title: "Type into an element",
+				Description: fmt.Sprintf("Focuses the first element matching selector and types text (at most %d bytes) as key presses; "+
+					"submit presses Enter afterwards.", maxTypeBytes),
+				InputSchema: raw(fmt.Sprintf(`{"type":"object","properties":{"selector":%s,"text":{"type":"string","maxLength":%d},
+  "submit":{"type":"boolean","description":"Press Enter after typing. Default false."}},"required":["selector","text"],"additionalProperties":false}`, selectorSchema, maxTypeBytes)),
+				OutputSchema: raw(`{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"}},"required":["url","title"]}`),
+				Annotations:  manifest.Annotations{Destructive: true, OpenWorld: true},
+			},
+			{
+				Slug:  ToolScreenshot,
+				Title: "Take a screenshot",
+				Description: fmt.Sprintf("Returns a PNG of the viewport, of the whole page (full_page), or of the first element matching selector; "+
+					"images over %d bytes are refused.", maxScreenshotBytes),
+				InputSchema: raw(`{"type":"object","properties":{"selector":` + selectorSchema + `,
+  "full_page":{"type":"boolean","description":"Capture the whole page, not just the viewport. Default false."}},"additionalProperties":false}`),
+				Annotations: manifest.Annotations{ReadOnly: true},
+			},
+		},
+	}
+}
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }

@@ -3,6 +3,7 @@ package browser
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/workbench-dev/workbench/runtime/manifest"
 )
@@ -17,6 +18,7 @@ const (
 	ToolClick      = "browser_click"
 	ToolType       = "browser_type"
 	ToolScreenshot = "browser_screenshot"
+	ToolWaitFor    = "browser_wait_for"
 )
 
 // Bounds of the tools' inputs and outputs, quoted in descriptions and
@@ -29,6 +31,9 @@ const (
 	maxLinks           = 200
 	maxLinkTextBytes   = 200
 	maxScreenshotBytes = 8 << 20
+	defaultWaitSeconds = 10
+	maxWaitSeconds     = 25 // under maxActionTime
+	waitInterval       = 100 * time.Millisecond
 )
 
 var selectorSchema = fmt.Sprintf(`{"type":"string","minLength":1,"maxLength":%d,"description":"A CSS selector; the first matching element is used."}`, maxSelectorBytes)
@@ -94,6 +99,16 @@ func Manifest() *manifest.Manifest {
 				InputSchema: raw(`{"type":"object","properties":{"selector":` + selectorSchema + `,
   "full_page":{"type":"boolean","description":"Capture the whole page, not just the viewport. Default false."}},"additionalProperties":false}`),
 				Annotations: manifest.Annotations{ReadOnly: true},
+			},
+			{
+				Slug:  ToolWaitFor,
+				Title: "Wait for an element or text",
+				Description: fmt.Sprintf("Waits until an element matches selector, or the page's text contains text (give exactly one), "+
+					"for at most timeout_seconds (default %d, at most %d); TIMEOUT when it does not appear.", defaultWaitSeconds, maxWaitSeconds),
+				InputSchema: raw(fmt.Sprintf(`{"type":"object","properties":{"selector":%s,"text":{"type":"string","minLength":1,"maxLength":%d},
+  "timeout_seconds":{"type":"integer","minimum":1,"maximum":%d}},"additionalProperties":false}`, selectorSchema, maxSelectorBytes, maxWaitSeconds)),
+				OutputSchema: raw(`{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"}},"required":["url","title"]}`),
+				Annotations:  manifest.Annotations{ReadOnly: true},
 			},
 		},
 	}

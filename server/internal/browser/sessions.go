@@ -372,6 +372,9 @@ func (m *Manager) startChromium(user, profile string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !m.noSandbox && os.Geteuid() == 0 {
+		return nil, errors.New("Chromium's sandbox does not run as root: run Workbench as an unprivileged user, or set BROWSER_ALLOW_NO_SANDBOX=1 to run browsers without it")
+	}
 	if err := os.MkdirAll(profile, 0o700); err != nil {
 		return nil, fmt.Errorf("profile directory: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -252,5 +253,23 @@ func TestManager_sweep_keepsProfile(t *testing.T) {
 	}
 	if got := m.Live(); got != 1 {
 		t.Fatalf("Live() = %d, want 1", got)
+	}
+}
+
+// TestManager_Acquire_sandboxAsRoot: as root, a browser starts without its
+// sandbox only when the operator allowed it.
+func TestManager_Acquire_sandboxAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the refusal applies only there")
+	}
+	m, err := NewManager(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, _, err = m.Acquire(testContext(t), "alice")
+	wantCode(t, err, failure.Unavailable, "BROWSER_ALLOW_NO_SANDBOX")
+	if m.Live() != 0 {
+		t.Fatalf("Live() = %d after a refused spawn", m.Live())
 	}
 }

@@ -36,6 +36,7 @@ var tools = map[string]func(input []byte) (action, error){
 	ToolClick:      decodeAs(click),
 	ToolType:       decodeAs(typeText),
 	ToolScreenshot: decodeAs(screenshot),
+	ToolWaitFor:    decodeAs(waitUntil),
 }
 
 // checker is an input that checks itself after decoding.
@@ -382,4 +383,50 @@ func screenshot(ctx context.Context, s *Session, in screenshotInput) (any, error
 		return nil, failure.Errorf(failure.OutputTooLarge, "the screenshot is %d bytes, over the limit of %d; capture an element with selector instead", len(png), maxScreenshotBytes)
 	}
 	return &imageResult{Content: []imageBlock{{Type: "image", Data: base64.StdEncoding.EncodeToString(png), MIMEType: "image/png"}}}, nil
+}
+
+type waitForInput struct {
+	Selector       string `json:"selector"`
+	Text           string `json:"text"`
+	TimeoutSeconds *int   `json:"timeout_seconds"`
+}
+
+func (in waitForInput) check() error {
+	switch {
+	case (in.Selector == "") == (in.Text == ""):
+		return failure.Errorf(failure.InvalidArguments, "give selector or text, exactly one")
+	case len(in.Text) > maxSelectorBytes:
+		return failure.Errorf(failure.InvalidArguments, "text is %d bytes, over the limit of %d", len(in.Text), maxSelectorBytes)
+	case in.TimeoutSeconds != nil && (*in.TimeoutSeconds < 1 || *in.TimeoutSeconds > maxWaitSeconds):
+		return failure.Errorf(failure.InvalidArguments, "timeout_seconds must be from 1 to %d", maxWaitSeconds)
+	}
+	return checkSelector(in.Selector, false)
+}
+
+// waitUntil polls the page (every waitInterval) until an element matches
+// in.Selector or its text contains in.Text, or the timeout passes.
+func waitUntil(ctx context.Context, s *Session, in waitForInput) (any, error) {
+	timeout := defaultWaitSeconds * time.Second
+	if in.TimeoutSeconds != nil {
+		timeout = time.Duration(*in.TimeoutSeconds) * time.Second
+	}
+	what := fmt.Sprintf("the text %q", in.Text)
+	predicate := `(document.body ? document.body.innerText : "").includes(` + jsString(in.Text) + `)`
+	if in.Selector != "" {
+		what = fmt.Sprintf("an element matching %q", in.Selector)
+		predicate = `(s => { try { return document.querySelector(s) !== null } catch (e) { return "invalid" } })(` + jsString(in.Selector) + `)`
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := chromedp.Run(wctx, chromedp.Poll[json.RawMessage](predicate,
+		chromedp.WithPollingInterval(waitInterval), chromedp.WithPollingTimeout(0)))
+	switch {
+	case err != nil && ctx.Err() == nil && wctx.Err() != nil:
+		return nil, failure.Errorf(failure.Timeout, "%s did not appear on %s within %s (timeout_seconds)", what, currentURL(ctx), timeout)
+	case err != nil:
+		return nil, err
+	case string(v) == `"invalid"`:
+		return nil, failure.Errorf(failure.InvalidArguments, "selector %q is not valid CSS", in.Selector)
+	}
+	return location(ctx)
 }

@@ -179,6 +179,7 @@ func TestManager_Call_tools(t *testing.T) {
 	form := page(t, `<title>form</title>
 <form onsubmit="event.preventDefault(); document.getElementById('out').textContent = 'sent:' + this.q.value"><input id=q name=q></form>
 <button id=b onclick="document.getElementById('out').textContent = 'clicked'">go</button><p id=out>idle</p>
+<button id=later onclick="setTimeout(() => { const p = document.createElement('p'); p.id = 'late'; p.textContent = 'arrived'; document.body.append(p) }, 50)">later</button>
 <a href="/one">One</a> <a href="https://example.com/two">Two</a><div id=hidden style="display:none">x</div>`)
 	long := page(t, "<p>"+strings.Repeat("é", maxTextBytes)+"</p>")
 	must(t, "tools", ToolNavigate, map[string]any{"url": form})
@@ -194,6 +195,9 @@ func TestManager_Call_tools(t *testing.T) {
 	if got := must(t, "tools", ToolGetText, map[string]any{"selector": "#out"})["text"]; got != "clicked" {
 		t.Errorf("after click, #out = %q", got)
 	}
+	must(t, "tools", ToolClick, map[string]any{"selector": "#later"})
+	must(t, "tools", ToolWaitFor, map[string]any{"selector": "#late", "timeout_seconds": 20})
+	must(t, "tools", ToolWaitFor, map[string]any{"text": "arrived"})
 	shot := must(t, "tools", ToolScreenshot, map[string]any{"selector": "#b"})
 	blocks, _ := shot["$content"].([]any)
 	if len(blocks) != 1 {
@@ -229,6 +233,12 @@ func TestManager_Call_tools(t *testing.T) {
 		{"no selector", ToolClick, map[string]any{}, failure.InvalidArguments, []string{"selector is required"}},
 		{"unknown field", ToolNavigate, map[string]any{"url": form, "x": 1}, failure.InvalidArguments, []string{"x"}},
 		{"both shots", ToolScreenshot, map[string]any{"selector": "#b", "full_page": true}, failure.InvalidArguments, []string{"not both"}},
+		{"wait never", ToolWaitFor, map[string]any{"selector": "#never", "timeout_seconds": 1}, failure.Timeout, []string{"#never", "1s", pages.URL}},
+		{"wait text never", ToolWaitFor, map[string]any{"text": "never there", "timeout_seconds": 1}, failure.Timeout, []string{"never there"}},
+		{"wait both", ToolWaitFor, map[string]any{"selector": "#q", "text": "x"}, failure.InvalidArguments, []string{"exactly one"}},
+		{"wait neither", ToolWaitFor, map[string]any{}, failure.InvalidArguments, []string{"exactly one"}},
+		{"wait too long", ToolWaitFor, map[string]any{"selector": "#q", "timeout_seconds": 3600}, failure.InvalidArguments, []string{"from 1 to 25"}},
+		{"wait invalid css", ToolWaitFor, map[string]any{"selector": "a[["}, failure.InvalidArguments, []string{"not valid CSS"}},
 		{"unknown tool", "browser_fly", map[string]any{}, failure.UnknownTool, []string{"browser_fly"}},
 		{"tls to http", ToolNavigate, map[string]any{"url": strings.Replace(form, "http:", "https:", 1)}, failure.NavigationFailed, []string{"net::ERR_"}},
 	}

@@ -176,17 +176,14 @@ func (m *Manager) Acquire(ctx context.Context, user string) (*Session, func(), e
 }
 
 // spawn starts user's browser into s outside the lock; a failed spawn
-// frees the slot.
+// frees the slot, and a browser that started after Close is closed.
 func (m *Manager) spawn(user string, s *slot) {
 	defer m.work.Done()
 	sess, err := m.launch(user, filepath.Join(m.dir, user))
+	var late *Session
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if err == nil && m.shutdown {
-		err = sess.close() // Close came first; the browser must not outlive it
-		if err == nil {
-			err = errors.New("browser sessions are shutting down")
-		}
+		late, err = sess, errors.New("browser sessions are shutting down")
 	}
 	if err != nil {
 		m.logger.Warn("browser did not start", "user", user, "err", err)
@@ -199,6 +196,10 @@ func (m *Manager) spawn(user string, s *slot) {
 		s.idleSince = m.now()
 	}
 	close(s.ready)
+	m.mu.Unlock()
+	if late != nil {
+		_ = late.close()
+	}
 }
 
 // release ends one call's hold on s.
@@ -257,8 +258,8 @@ func (m *Manager) teardown(user string, sess *Session, gone chan struct{}) {
 	close(gone)
 }
 
-// Live returns how many browsers are spawning, alive or exiting.
-func (m *Manager) Live() int {
+// alive returns how many browsers are spawning, alive or exiting.
+func (m *Manager) alive() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.live
@@ -281,10 +282,16 @@ func (m *Manager) Close() error {
 		}
 	}
 	m.mu.Unlock()
-	var errs []error
-	for _, sess := range sessions {
-		errs = append(errs, sess.close())
+	errs := make([]error, len(sessions))
+	var closing sync.WaitGroup
+	for i, sess := range sessions {
+		closing.Add(1)
+		go func() {
+			defer closing.Done()
+			errs[i] = sess.close()
+		}()
 	}
+	closing.Wait()
 	m.stop() // ends spawns in flight
 	m.work.Wait()
 	return errors.Join(errs...)
@@ -383,7 +390,12 @@ func (m *Manager) startChromium(user, profile string) (*Session, error) {
 		return nil, err
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(m.base, chromiumFlags(path, profile, proxy.addr(), m.noSandbox, m.spawnWait)...)
-	tab, cancelTab := chromedp.NewContext(alloc)
+	// A browser that is not ready within spawnWait is killed.
+	deadline := time.AfterFunc(m.spawnWait, cancelAlloc)
+	logf := func(format string, args ...any) {
+		m.logger.Warn("chromedp: "+fmt.Sprintf(format, args...), "user", user)
+	}
+	tab, cancelTab := chromedp.NewContext(alloc, chromedp.WithErrorf(logf), chromedp.WithBrowserOption(chromedp.WithBrowserErrorf(logf)))
 	end := func() error {
 		closed := make(chan error, 1)
 		go func() { closed <- chromedp.Cancel(tab) }()
@@ -403,6 +415,9 @@ func (m *Manager) startChromium(user, profile string) (*Session, error) {
 	if err == nil {
 		_, err = chromedp.CallBrowser(tab, cdpbrowser.SetDownloadBehavior,
 			cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny})
+	}
+	if !deadline.Stop() {
+		err = fmt.Errorf("not ready within %s", m.spawnWait)
 	}
 	if err != nil {
 		_ = end()

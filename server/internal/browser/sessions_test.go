@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -85,8 +86,8 @@ func TestManager_Acquire_badUser(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := m.Acquire(context.Background(), tt.user)
 			wantCode(t, err, failure.InvalidArguments, "user ID")
-			if m.Live() != 0 {
-				t.Fatalf("Live() = %d after a refused user", m.Live())
+			if m.alive() != 0 {
+				t.Fatalf("alive() = %d after a refused user", m.alive())
 			}
 		})
 	}
@@ -141,8 +142,8 @@ func TestManager_Acquire_neverBlocksOthers(t *testing.T) {
 	} else {
 		release()
 	}
-	if got := m.Live(); got != 3 {
-		t.Fatalf("Live() = %d with alice alive, bob spawning and carol exiting; want 3", got)
+	if got := m.alive(); got != 3 {
+		t.Fatalf("alive() = %d with alice alive, bob spawning and carol exiting; want 3", got)
 	}
 	// Carol comes back while her old browser exits: she waits for it (her
 	// profile is still in use) until her call's deadline.
@@ -201,8 +202,8 @@ func TestManager_Acquire_capacity(t *testing.T) {
 	for _, err := range refusals {
 		wantCode(t, err, failure.BrowserCapacity, "all 2 browser sessions", "BROWSER_MAX_SESSIONS")
 	}
-	if got := m.Live(); got != 2 {
-		t.Fatalf("Live() = %d, want 2", got)
+	if got := m.alive(); got != 2 {
+		t.Fatalf("alive() = %d, want 2", got)
 	}
 }
 
@@ -251,8 +252,8 @@ func TestManager_sweep_keepsProfile(t *testing.T) {
 	if got := eval(t, second, "document.cookie"); got != "kept=yes" {
 		t.Fatalf("cookie after respawn = %q, want kept=yes", got)
 	}
-	if got := m.Live(); got != 1 {
-		t.Fatalf("Live() = %d, want 1", got)
+	if got := m.alive(); got != 1 {
+		t.Fatalf("alive() = %d, want 1", got)
 	}
 }
 
@@ -269,7 +270,37 @@ func TestManager_Acquire_sandboxAsRoot(t *testing.T) {
 	defer m.Close()
 	_, _, err = m.Acquire(testContext(t), "alice")
 	wantCode(t, err, failure.Unavailable, "BROWSER_ALLOW_NO_SANDBOX")
-	if m.Live() != 0 {
-		t.Fatalf("Live() = %d after a refused spawn", m.Live())
+	if m.alive() != 0 {
+		t.Fatalf("alive() = %d after a refused spawn", m.alive())
+	}
+}
+
+// TestManager_Acquire_brokenChromium: a browser that exits or never gets
+// ready within the spawn timeout is UNAVAILABLE, and its slot under the
+// cap is free again.
+func TestManager_Acquire_brokenChromium(t *testing.T) {
+	tests := []struct{ name, script, want string }{
+		{"exits", "exit 3", "did not start"},
+		{"hangs", "exec sleep 600", "did not start"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exe := filepath.Join(t.TempDir(), "chromium")
+			if err := os.WriteFile(exe, []byte("#!/bin/sh\n"+tt.script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			m, err := NewManager(Options{Dir: t.TempDir(), ExecPath: exe, NoSandbox: true, MaxSessions: 1, SpawnTimeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for range 2 { // the second proves the slot was freed
+				_, _, err = m.Acquire(testContext(t), "alice")
+				wantCode(t, err, failure.Unavailable, tt.want)
+			}
+			if m.alive() != 0 {
+				t.Fatalf("alive() = %d after failed spawns", m.alive())
+			}
+		})
 	}
 }

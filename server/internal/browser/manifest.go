@@ -19,6 +19,7 @@ const (
 	ToolType       = "browser_type"
 	ToolScreenshot = "browser_screenshot"
 	ToolWaitFor    = "browser_wait_for"
+	ToolEvaluate   = "browser_evaluate"
 )
 
 // Bounds of the tools' inputs and outputs, quoted in descriptions and
@@ -31,6 +32,8 @@ const (
 	maxLinks           = 200
 	maxLinkTextBytes   = 200
 	maxScreenshotBytes = 8 << 20
+	maxExpressionBytes = 64 << 10
+	maxResultBytes     = 64 << 10
 	defaultWaitSeconds = 10
 	maxWaitSeconds     = 25 // under maxActionTime
 	waitInterval       = 100 * time.Millisecond
@@ -109,6 +112,16 @@ func Manifest() *manifest.Manifest {
   "timeout_seconds":{"type":"integer","minimum":1,"maximum":%d}},"additionalProperties":false}`, selectorSchema, maxSelectorBytes, maxWaitSeconds)),
 				OutputSchema: raw(`{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"}},"required":["url","title"]}`),
 				Annotations:  manifest.Annotations{ReadOnly: true},
+			},
+			{
+				Slug:  ToolEvaluate,
+				Title: "Evaluate JavaScript",
+				Description: fmt.Sprintf("Evaluates a JavaScript expression (not statements; wrap those in an arrow function you call) in the page, awaits it when it is a promise, "+
+					"and returns its value as JSON; results over %d bytes of JSON are refused (OUTPUT_TOO_LARGE), a thrown exception is a TOOL_ERROR with its message.", maxResultBytes),
+				InputSchema: raw(fmt.Sprintf(`{"type":"object","properties":{"expression":{"type":"string","minLength":1,"maxLength":%d}},
+  "required":["expression"],"additionalProperties":false}`, maxExpressionBytes)),
+				OutputSchema: raw(`{"type":"object","properties":{"value":{"description":"The expression's value as JSON; null for undefined."}},"required":["value"]}`),
+				Annotations:  manifest.Annotations{Destructive: true, OpenWorld: true},
 			},
 		},
 	}

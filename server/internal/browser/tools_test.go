@@ -214,6 +214,21 @@ func TestManager_Call_tools(t *testing.T) {
 		t.Errorf("after type with submit, #out = %q", got)
 	}
 
+	evals := []struct{ expr, want string }{
+		{"1 + 1", "2"},
+		{"document.title", `"form"`},
+		{"Promise.resolve({a: [1, 'é']})", `{"a":[1,"é"]}`},
+		{"undefined", "null"},
+		{"() => 1", "null"},
+		{"1 // a trailing comment", "1"},
+	}
+	for _, tt := range evals {
+		res := must(t, "tools", ToolEvaluate, map[string]any{"expression": tt.expr})
+		if got, _ := json.Marshal(res["value"]); string(got) != tt.want {
+			t.Errorf("evaluate %s = %s, want %s", tt.expr, got, tt.want)
+		}
+	}
+
 	errs := []struct {
 		name  string
 		tool  string
@@ -239,6 +254,13 @@ func TestManager_Call_tools(t *testing.T) {
 		{"wait neither", ToolWaitFor, map[string]any{}, failure.InvalidArguments, []string{"exactly one"}},
 		{"wait too long", ToolWaitFor, map[string]any{"selector": "#q", "timeout_seconds": 3600}, failure.InvalidArguments, []string{"from 1 to 25"}},
 		{"wait invalid css", ToolWaitFor, map[string]any{"selector": "a[["}, failure.InvalidArguments, []string{"not valid CSS"}},
+		{"eval too large", ToolEvaluate, map[string]any{"expression": `"x".repeat(100000)`}, failure.OutputTooLarge, []string{"65536"}},
+		{"eval throws", ToolEvaluate, map[string]any{"expression": `(() => { throw new Error("boom") })()`}, failure.ToolError, []string{"boom"}},
+		{"eval rejects", ToolEvaluate, map[string]any{"expression": `Promise.reject(new Error("nope"))`}, failure.ToolError, []string{"nope"}},
+		{"eval circular", ToolEvaluate, map[string]any{"expression": `(() => { const o = {}; o.o = o; return o })()`}, failure.ToolError, []string{"cannot be encoded"}},
+		{"eval syntax", ToolEvaluate, map[string]any{"expression": `let x = 1`}, failure.ToolError, []string{"threw"}},
+		{"eval empty", ToolEvaluate, map[string]any{"expression": " "}, failure.InvalidArguments, []string{"required"}},
+		{"eval long", ToolEvaluate, map[string]any{"expression": strings.Repeat("1", maxExpressionBytes+1)}, failure.InvalidArguments, []string{"65536"}},
 		{"unknown tool", "browser_fly", map[string]any{}, failure.UnknownTool, []string{"browser_fly"}},
 		{"tls to http", ToolNavigate, map[string]any{"url": strings.Replace(form, "http:", "https:", 1)}, failure.NavigationFailed, []string{"net::ERR_"}},
 	}

@@ -20,6 +20,7 @@ const (
 	ToolScreenshot = "browser_screenshot"
 	ToolWaitFor    = "browser_wait_for"
 	ToolEvaluate   = "browser_evaluate"
+	ToolTabs       = "browser_tabs"
 )
 
 // Bounds of the tools' inputs and outputs, quoted in descriptions and
@@ -34,6 +35,8 @@ const (
 	maxScreenshotBytes = 8 << 20
 	maxExpressionBytes = 64 << 10
 	maxResultBytes     = 64 << 10
+	maxTabs            = 10
+	maxTabIDBytes      = 64
 	defaultWaitSeconds = 10
 	maxWaitSeconds     = 25 // under maxActionTime
 	waitInterval       = 100 * time.Millisecond
@@ -122,6 +125,20 @@ func Manifest() *manifest.Manifest {
   "required":["expression"],"additionalProperties":false}`, maxExpressionBytes)),
 				OutputSchema: raw(`{"type":"object","properties":{"value":{"description":"The expression's value as JSON; null for undefined."}},"required":["value"]}`),
 				Annotations:  manifest.Annotations{Destructive: true, OpenWorld: true},
+			},
+			{
+				Slug:  ToolTabs,
+				Title: "Manage tabs",
+				Description: fmt.Sprintf("list: your browser's tabs (id, url, title, current). open: a new tab (at most %d), optionally loading url, and make it current. "+
+					"switch: make tab_id current (tabs a page opened too). close: close tab_id (not the first tab). The other tools act on the current tab.", maxTabs),
+				InputSchema: raw(fmt.Sprintf(`{"type":"object","properties":{"action":{"type":"string","enum":["list","open","close","switch"]},
+  "tab_id":{"type":"string","minLength":1,"maxLength":%d,"description":"For close and switch: an id from list."},
+  "url":{"type":"string","maxLength":%d,"description":"For open: an http(s) URL to load in the new tab."}},
+  "required":["action"],"additionalProperties":false}`, maxTabIDBytes, maxURLBytes)),
+				OutputSchema: raw(`{"type":"object","properties":{"tabs":{"type":"array","items":{"type":"object","properties":{
+    "id":{"type":"string"},"url":{"type":"string"},"title":{"type":"string"},"current":{"type":"boolean"}},"required":["id","url","title","current"]}},
+  "page":{"type":"object","description":"For open with url: the loaded page, as browser_navigate returns it."}},"required":["tabs"]}`),
+				Annotations: manifest.Annotations{Destructive: true, OpenWorld: true},
 			},
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/workbench-dev/workbench/failure"
@@ -333,13 +334,22 @@ func checkUser(user string) error {
 	return nil
 }
 
-// Session is one user's browser: its first tab and its egress proxy.
-// Tool calls take it one at a time (lock).
+// Session is one user's browser: its tabs and its egress proxy. Tool calls
+// take it one at a time (lock); only the holder reads or changes the tabs.
 type Session struct {
-	tab   context.Context // the first tab; actions run on contexts derived from it
+	first context.Context // the first tab, whose lifetime is the browser's
+	tab   context.Context // the current tab; actions run on contexts derived from it
+	tabs  map[target.ID]tabRef
 	proxy *egressProxy
 	turn  chan struct{} // holds one token: the right to drive the browser
 	end   func() error
+}
+
+// tabRef is one attached tab: its chromedp context and what detaches it
+// (nil for the first tab, which the browser ends with).
+type tabRef struct {
+	ctx    context.Context
+	detach context.CancelFunc
 }
 
 // lock waits for the right to drive the browser until ctx ends; unlock
@@ -423,7 +433,8 @@ func (m *Manager) startChromium(user, profile string) (*Session, error) {
 		_ = end()
 		return nil, fmt.Errorf("starting %s for %s: %w", path, user, err)
 	}
-	s := &Session{tab: tab, proxy: proxy, turn: make(chan struct{}, 1), end: end}
+	id := chromedp.FromContext(tab).Target.TargetID
+	s := &Session{first: tab, tab: tab, tabs: map[target.ID]tabRef{id: {ctx: tab}}, proxy: proxy, turn: make(chan struct{}, 1), end: end}
 	s.unlock()
 	return s, nil
 }
@@ -463,4 +474,32 @@ func chromiumFlags(path, profile, proxyAddr string, noSandbox bool, spawnWait ti
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	return opts
+}
+
+// attach makes tab id the current tab, attaching it first when the session
+// has not (a tab a page opened); an empty id opens a new tab. The attach
+// ends with ctx if it is not done by then.
+func (s *Session) attach(ctx context.Context, id target.ID) error {
+	if ref, ok := s.tabs[id]; ok {
+		s.tab = ref.ctx
+		return nil
+	}
+	var opts []chromedp.ContextOption
+	if id != "" {
+		opts = append(opts, chromedp.WithTargetID(id))
+	}
+	tctx, detach := chromedp.NewContext(s.first, opts...)
+	stop := context.AfterFunc(ctx, detach)
+	// The first Run attaches the tab with tctx as its lifetime.
+	err := chromedp.Do(tctx)
+	if !stop() || err != nil {
+		detach()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return err
+	}
+	s.tabs[chromedp.FromContext(tctx).Target.TargetID] = tabRef{ctx: tctx, detach: detach}
+	s.tab = tctx
+	return nil
 }

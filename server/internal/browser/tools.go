@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -38,6 +40,7 @@ var tools = map[string]func(input []byte) (action, error){
 	ToolScreenshot: decodeAs(screenshot),
 	ToolWaitFor:    decodeAs(waitUntil),
 	ToolEvaluate:   decodeAs(evaluate),
+	ToolTabs:       decodeAs(tabs),
 }
 
 // checker is an input that checks itself after decoding.
@@ -109,7 +112,7 @@ func (m *Manager) toolError(ctx, tctx context.Context, tool string, err error) e
 		return fe
 	case ctx.Err() != nil:
 		return ended(ctx, "running "+tool)
-	case tctx.Err() != nil:
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
 		return failure.Errorf(failure.Timeout, "%s did not finish within %s", tool, maxActionTime)
 	}
 	m.logger.Info("browser tool failed", "tool", tool, "err", err)
@@ -493,4 +496,137 @@ func evaluate(ctx context.Context, s *Session, in evaluateInput) (any, error) {
 		return nil, failure.Errorf(failure.ToolError, "the page returned a result that is not JSON")
 	}
 	return &evaluateResult{Value: json.RawMessage(text)}, nil
+}
+
+// Actions of browser_tabs.
+const (
+	tabsList   = "list"
+	tabsOpen   = "open"
+	tabsClose  = "close"
+	tabsSwitch = "switch"
+)
+
+type tabsInput struct {
+	Action string `json:"action"`
+	TabID  string `json:"tab_id"`
+	URL    string `json:"url"`
+}
+
+func (in tabsInput) check() error {
+	switch in.Action {
+	case tabsList:
+	case tabsOpen:
+		if in.URL != "" {
+			return navigateInput{URL: in.URL}.check()
+		}
+		return nil
+	case tabsClose, tabsSwitch:
+		if in.TabID == "" || len(in.TabID) > maxTabIDBytes {
+			return failure.Errorf(failure.InvalidArguments, "%s needs tab_id (1 to %d bytes) from browser_tabs list", in.Action, maxTabIDBytes)
+		}
+	default:
+		return failure.Errorf(failure.InvalidArguments, "action must be list, open, close or switch, not %q", in.Action)
+	}
+	if in.URL != "" {
+		return failure.Errorf(failure.InvalidArguments, "url goes only with action open")
+	}
+	return nil
+}
+
+type tabInfo struct {
+	ID      string `json:"id"`
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+	Current bool   `json:"current"`
+}
+
+type tabsResult struct {
+	Tabs []tabInfo   `json:"tabs"`
+	Page *pageResult `json:"page,omitempty"`
+}
+
+// tabs lists, opens, closes or switches the session's tabs, then lists
+// them. The first tab cannot be closed: the browser ends with it.
+func tabs(callCtx context.Context, s *Session, in tabsInput) (any, error) {
+	// The browser-wide steps run on the first tab, which outlives any tab
+	// this call closes, within the call's bounds. callCtx lives on the
+	// current tab, so it ends when that tab is closed: uncouple first.
+	ctx, cancel := context.WithTimeout(s.first, maxActionTime)
+	defer cancel()
+	uncouple := context.AfterFunc(callCtx, cancel)
+	defer uncouple()
+	pages, err := pageTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &tabsResult{}
+	id := target.ID(in.TabID)
+	switch in.Action {
+	case tabsOpen:
+		if len(pages) >= maxTabs {
+			return nil, failure.Errorf(failure.LimitExceeded, "%d tabs are open, the limit is %d; close one first", len(pages), maxTabs)
+		}
+		if err := s.attach(ctx, ""); err != nil {
+			return nil, err
+		}
+		if in.URL != "" {
+			nctx, cancelNav := context.WithTimeout(s.tab, maxActionTime)
+			defer cancelNav()
+			defer context.AfterFunc(ctx, cancelNav)()
+			page, err := navigate(nctx, s, navigateInput{URL: in.URL})
+			if err != nil {
+				return nil, err
+			}
+			res.Page = page.(*pageResult)
+		}
+	case tabsSwitch:
+		if pages[id] == nil {
+			return nil, failure.Errorf(failure.NotFound, "no tab %q; browser_tabs list shows your tabs", in.TabID)
+		}
+		if err := s.attach(ctx, id); err != nil {
+			return nil, err
+		}
+	case tabsClose:
+		switch {
+		case pages[id] == nil:
+			return nil, failure.Errorf(failure.NotFound, "no tab %q; browser_tabs list shows your tabs", in.TabID)
+		case id == chromedp.FromContext(s.first).Target.TargetID:
+			return nil, failure.Errorf(failure.InvalidArguments, "the first tab cannot be closed; navigate it elsewhere")
+		}
+		if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: id}); err != nil {
+			return nil, err
+		}
+		if ref, ok := s.tabs[id]; ok {
+			uncouple()
+			ref.detach()
+			delete(s.tabs, id)
+			if s.tab == ref.ctx {
+				s.tab = s.first
+			}
+		}
+	}
+	if pages, err = pageTargets(ctx); err != nil {
+		return nil, err
+	}
+	current := chromedp.FromContext(s.tab).Target.TargetID
+	for _, p := range pages {
+		res.Tabs = append(res.Tabs, tabInfo{ID: string(p.TargetID), URL: p.URL, Title: p.Title, Current: p.TargetID == current})
+	}
+	slices.SortFunc(res.Tabs, func(a, b tabInfo) int { return strings.Compare(a.ID, b.ID) })
+	return res, nil
+}
+
+// pageTargets returns the browser's tabs by ID.
+func pageTargets(ctx context.Context) (map[target.ID]*target.Info, error) {
+	infos, err := chromedp.Targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pages := make(map[target.ID]*target.Info)
+	for _, t := range infos {
+		if t.Type == "page" {
+			pages[t.TargetID] = t
+		}
+	}
+	return pages, nil
 }

@@ -289,3 +289,100 @@ func TestManager_Call_tools(t *testing.T) {
 		}
 	})
 }
+
+// TestManager_Call_tabs opens, switches, lists and closes tabs, a tab a
+// page opened included, and checks the tabs' errors.
+func TestManager_Call_tabs(t *testing.T) {
+	second := page(t, `<title>second</title><p id=p>in the second tab</p>`)
+	popup := page(t, `<title>popup</title><p id=p>in the popup</p>`)
+	first := page(t, fmt.Sprintf(`<title>first</title><p id=p>in the first tab</p><a id=pop href="%s" target=_blank>pop</a>`, popup))
+	must(t, "tabs", ToolNavigate, map[string]any{"url": first})
+	list := func() []map[string]any {
+		t.Helper()
+		var out []map[string]any
+		for _, tab := range must(t, "tabs", ToolTabs, map[string]any{"action": "list"})["tabs"].([]any) {
+			out = append(out, tab.(map[string]any))
+		}
+		return out
+	}
+	idOf := func(title string) string {
+		t.Helper()
+		for _, tab := range list() {
+			if tab["title"] == title {
+				return tab["id"].(string)
+			}
+		}
+		t.Fatalf("no tab titled %q in %v", title, list())
+		return ""
+	}
+	readP := func() string {
+		t.Helper()
+		return must(t, "tabs", ToolGetText, map[string]any{"selector": "#p"})["text"].(string)
+	}
+	firstID := idOf("first")
+
+	opened := must(t, "tabs", ToolTabs, map[string]any{"action": "open", "url": second})
+	if page, _ := opened["page"].(map[string]any); page["title"] != "second" || len(opened["tabs"].([]any)) != 2 {
+		t.Fatalf("open = %v", opened)
+	}
+	if got := readP(); got != "in the second tab" {
+		t.Fatalf("after open, the current tab reads %q", got)
+	}
+	must(t, "tabs", ToolTabs, map[string]any{"action": "switch", "tab_id": firstID})
+	if got := readP(); got != "in the first tab" {
+		t.Fatalf("after switch, the current tab reads %q", got)
+	}
+	must(t, "tabs", ToolClick, map[string]any{"selector": "#pop"})
+	must(t, "tabs", ToolWaitFor, map[string]any{"text": "in the first tab"})
+	popupID := ""
+	for try := 0; popupID == ""; try++ { // the popup's tab appears once the click's navigation starts
+		if try == 100 {
+			t.Fatalf("the link's popup never appeared among %v", list())
+		}
+		for _, tab := range list() {
+			if tab["id"] != firstID && strings.Contains(fmt.Sprint(tab["url"]), popup) {
+				popupID = tab["id"].(string)
+			}
+		}
+	}
+	must(t, "tabs", ToolTabs, map[string]any{"action": "switch", "tab_id": popupID})
+	must(t, "tabs", ToolWaitFor, map[string]any{"selector": "#p"})
+	if got := readP(); got != "in the popup" {
+		t.Fatalf("after switching to the popup, the current tab reads %q", got)
+	}
+	closed := must(t, "tabs", ToolTabs, map[string]any{"action": "close", "tab_id": popupID})
+	if n := len(closed["tabs"].([]any)); n != 2 {
+		t.Fatalf("after close, %d tabs: %v", n, closed)
+	}
+	if got := readP(); got != "in the first tab" {
+		t.Fatalf("after closing the current tab, the current tab reads %q", got)
+	}
+
+	errs := []struct {
+		name  string
+		input map[string]any
+		code  failure.Code
+		want  []string
+	}{
+		{"close first", map[string]any{"action": "close", "tab_id": firstID}, failure.InvalidArguments, []string{"first tab"}},
+		{"close unknown", map[string]any{"action": "close", "tab_id": "nope"}, failure.NotFound, []string{"nope"}},
+		{"switch unknown", map[string]any{"action": "switch", "tab_id": "nope"}, failure.NotFound, []string{"nope"}},
+		{"switch no id", map[string]any{"action": "switch"}, failure.InvalidArguments, []string{"tab_id"}},
+		{"open file", map[string]any{"action": "open", "url": "file:///etc/passwd"}, failure.EgressDenied, []string{"file:"}},
+		{"list with url", map[string]any{"action": "list", "url": second}, failure.InvalidArguments, []string{"only with action open"}},
+		{"bad action", map[string]any{"action": "fly"}, failure.InvalidArguments, []string{"fly"}},
+	}
+	for _, tt := range errs {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := call(t, "tabs", ToolTabs, tt.input)
+			wantCode(t, err, tt.code, tt.want...)
+		})
+	}
+	t.Run("limit", func(t *testing.T) {
+		for n := len(list()); n < maxTabs; n++ {
+			must(t, "tabs", ToolTabs, map[string]any{"action": "open"})
+		}
+		_, err := call(t, "tabs", ToolTabs, map[string]any{"action": "open"})
+		wantCode(t, err, failure.LimitExceeded, "10")
+	})
+}

@@ -503,3 +503,27 @@ func (s *Session) attach(ctx context.Context, id target.ID) error {
 	s.tab = tctx
 	return nil
 }
+
+// current returns the current tab's context; when a page closed the
+// current tab itself, it forgets that tab and the first tab is current again.
+func (s *Session) current() context.Context {
+	if s.tab == s.first {
+		return s.tab
+	}
+	detached, err := chromedp.Detached(s.tab)
+	if err == nil {
+		select {
+		case <-detached:
+		default:
+			return s.tab
+		}
+	}
+	for id, ref := range s.tabs {
+		if ref.ctx == s.tab {
+			ref.detach()
+			delete(s.tabs, id)
+		}
+	}
+	s.tab = s.first
+	return s.tab
+}

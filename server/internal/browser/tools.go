@@ -88,7 +88,7 @@ func (m *Manager) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, e
 	defer sess.unlock()
 	// Actions run on the tab's context, bounded by maxActionTime and ended
 	// with the call.
-	tctx, cancel := context.WithTimeout(sess.tab, maxActionTime)
+	tctx, cancel := context.WithTimeout(sess.current(), maxActionTime)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
 	out, err := act(tctx, sess)

@@ -332,20 +332,24 @@ func TestManager_Call_tabs(t *testing.T) {
 	if got := readP(); got != "in the first tab" {
 		t.Fatalf("after switch, the current tab reads %q", got)
 	}
-	must(t, "tabs", ToolClick, map[string]any{"selector": "#pop"})
-	must(t, "tabs", ToolWaitFor, map[string]any{"text": "in the first tab"})
-	popupID := ""
-	for try := 0; popupID == ""; try++ { // the popup's tab appears once the click's navigation starts
-		if try == 100 {
-			t.Fatalf("the link's popup never appeared among %v", list())
-		}
-		for _, tab := range list() {
-			if tab["id"] != firstID && strings.Contains(fmt.Sprint(tab["url"]), popup) {
-				popupID = tab["id"].(string)
+	// openPopup clicks the first tab's target=_blank link and switches to
+	// the tab it opens.
+	openPopup := func() string {
+		t.Helper()
+		must(t, "tabs", ToolClick, map[string]any{"selector": "#pop"})
+		for try := 0; ; try++ { // the popup's tab appears once the click's navigation starts
+			if try == 100 {
+				t.Fatalf("the link's popup never appeared among %v", list())
+			}
+			for _, tab := range list() {
+				if tab["id"] != firstID && strings.Contains(fmt.Sprint(tab["url"]), popup) {
+					must(t, "tabs", ToolTabs, map[string]any{"action": "switch", "tab_id": tab["id"]})
+					return tab["id"].(string)
+				}
 			}
 		}
 	}
-	must(t, "tabs", ToolTabs, map[string]any{"action": "switch", "tab_id": popupID})
+	popupID := openPopup()
 	must(t, "tabs", ToolWaitFor, map[string]any{"selector": "#p"})
 	if got := readP(); got != "in the popup" {
 		t.Fatalf("after switching to the popup, the current tab reads %q", got)
@@ -356,6 +360,18 @@ func TestManager_Call_tabs(t *testing.T) {
 	}
 	if got := readP(); got != "in the first tab" {
 		t.Fatalf("after closing the current tab, the current tab reads %q", got)
+	}
+
+	// A tab whose page closes itself stops being current.
+	openPopup()
+	must(t, "tabs", ToolEvaluate, map[string]any{"expression": "window.close()"})
+	for try := 0; len(list()) != 2; try++ {
+		if try == 100 {
+			t.Fatalf("the tab never closed: %v", list())
+		}
+	}
+	if got := readP(); got != "in the first tab" {
+		t.Fatalf("after the current tab closed itself, the current tab reads %q", got)
 	}
 
 	errs := []struct {

@@ -178,6 +178,9 @@ const (
 	// BrowserCapacity: every browser session the server allows
 	// (BROWSER_MAX_SESSIONS) is in use by other users.
 	BrowserCapacity Code = "BROWSER_CAPACITY"
+	// BrowserSessionBusy: the user's browser is starting, or a profile
+	// reset was asked while a call holds the browser.
+	BrowserSessionBusy Code = "BROWSER_SESSION_BUSY"
 	// SelectorNotFound: no element of the page matches the CSS selector.
 	SelectorNotFound Code = "SELECTOR_NOT_FOUND"
 	// NavigationFailed: the page did not load; the message names the

@@ -241,22 +241,80 @@ func (m *Manager) sweep() {
 		gone := make(chan struct{})
 		m.leaving[user] = gone
 		m.work.Add(1)
-		go m.teardown(user, s.sess, gone)
+		go func() {
+			defer m.work.Done()
+			if err := m.teardown(user, s.sess, gone, false); err != nil {
+				m.logger.Warn("idle browser close", "user", user, "err", err)
+			}
+		}()
 	}
 }
 
-// teardown closes sess, then frees its place under the cap and its profile.
-func (m *Manager) teardown(user string, sess *Session, gone chan struct{}) {
-	defer m.work.Done()
-	if err := sess.close(); err != nil {
-		m.logger.Warn("browser close", "user", user, "err", err)
+// teardown closes sess (when not nil), deletes the profile when wipe is
+// set, then frees the place under the cap and the profile.
+func (m *Manager) teardown(user string, sess *Session, gone chan struct{}, wipe bool) error {
+	var err error
+	if sess != nil {
+		err = sess.close()
+		m.logger.Info("browser closed", "user", user, "err", err)
 	}
-	m.logger.Info("idle browser closed", "user", user)
+	if wipe {
+		err = errors.Join(err, os.RemoveAll(filepath.Join(m.dir, user)))
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.leaving, user)
-	m.live--
+	if sess != nil {
+		m.live--
+	}
 	close(gone)
+	return err
+}
+
+// Reset kills user's browser and deletes its profile (cookies, storage,
+// logins); the next call starts afresh. It fails with BROWSER_SESSION_BUSY
+// while the user's browser is starting or a call holds it, and waits
+// (until ctx ends) for a browser that is already exiting.
+func (m *Manager) Reset(ctx context.Context, user string) error {
+	if err := checkUser(user); err != nil {
+		return err
+	}
+	for {
+		m.mu.Lock()
+		if m.shutdown {
+			m.mu.Unlock()
+			return failure.Errorf(failure.Unavailable, "browser sessions are shutting down")
+		}
+		s, gone := m.slots[user], m.leaving[user]
+		switch {
+		case s == nil && gone != nil:
+			m.mu.Unlock()
+			if err := waitFor(ctx, gone, "your previous browser to exit"); err != nil {
+				return err
+			}
+			continue
+		case s != nil && s.sess == nil:
+			m.mu.Unlock()
+			return failure.Errorf(failure.BrowserSessionBusy, "your browser is starting; reset it once the call that started it is done")
+		case s != nil && s.users > 0:
+			m.mu.Unlock()
+			return failure.Errorf(failure.BrowserSessionBusy, "a call is using your browser (%d at once); reset it when they are done", s.users)
+		}
+		var sess *Session
+		if s != nil {
+			sess = s.sess
+			delete(m.slots, user)
+		}
+		gone = make(chan struct{})
+		m.leaving[user] = gone // Acquire waits until the profile is gone
+		m.work.Add(1)
+		m.mu.Unlock()
+		defer m.work.Done()
+		if err := m.teardown(user, sess, gone, true); err != nil {
+			return failure.Errorf(failure.Unavailable, "resetting your browser: %v", err)
+		}
+		return nil
+	}
 }
 
 // alive returns how many browsers are spawning, alive or exiting.

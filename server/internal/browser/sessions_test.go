@@ -244,7 +244,6 @@ func TestManager_sweep_keepsProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
 	if second == first {
 		t.Fatal("Acquire after the TTL returned the killed session")
 	}
@@ -254,6 +253,22 @@ func TestManager_sweep_keepsProfile(t *testing.T) {
 	}
 	if got := m.alive(); got != 1 {
 		t.Fatalf("alive() = %d, want 1", got)
+	}
+
+	// A reset is what loses the profile.
+	release()
+	if err := m.Reset(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	<-second.tab.Done()
+	third, release, err := m.Acquire(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	drive(t, third, chromedp.Navigate(page.URL+"/read"))
+	if got := eval(t, third, "document.cookie"); got != "" {
+		t.Fatalf("cookie after a reset = %q, want none", got)
 	}
 }
 

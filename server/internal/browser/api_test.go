@@ -57,14 +57,7 @@ func TestManager_Reset(t *testing.T) {
 	gone(p)
 
 	// Starting: busy.
-	bobDone := make(chan error, 1)
-	go func() {
-		_, release, err := m.Acquire(ctx, "bob")
-		if err == nil {
-			release()
-		}
-		bobDone <- err
-	}()
+	bobDone := acquireAsync(ctx, m, "bob")
 	<-spawning
 	wantCode(t, m.Reset(ctx, "bob"), failure.BrowserSessionBusy, "starting")
 	close(spawn)

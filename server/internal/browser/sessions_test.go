@@ -66,6 +66,20 @@ func fakeLaunch(m *Manager, block map[string]chan struct{}, spawning chan<- stri
 	}
 }
 
+// acquireAsync acquires and releases user's session in the background and
+// sends Acquire's error.
+func acquireAsync(ctx context.Context, m *Manager, user string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, release, err := m.Acquire(ctx, user)
+		if err == nil {
+			release()
+		}
+		done <- err
+	}()
+	return done
+}
+
 func TestManager_Acquire_badUser(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir()})
 	if err != nil {
@@ -114,14 +128,7 @@ func TestManager_Acquire_neverBlocksOthers(t *testing.T) {
 		}
 		release()
 	}
-	bobDone := make(chan error, 1)
-	go func() {
-		_, release, err := m.Acquire(ctx, "bob")
-		if err == nil {
-			release()
-		}
-		bobDone <- err
-	}()
+	bobDone := acquireAsync(ctx, m, "bob")
 	<-spawning
 	// Bob's spawn is blocked; alice's warm session answers anyway.
 	if _, release, err := m.Acquire(ctx, "alice"); err != nil {

@@ -32,6 +32,7 @@ const (
 	maxTextBytes       = 64 << 10
 	maxLinks           = 200
 	maxLinkTextBytes   = 200
+	maxTitleBytes      = 1 << 10
 	maxScreenshotBytes = 8 << 20
 	maxExpressionBytes = 64 << 10
 	maxResultBytes     = 64 << 10

@@ -180,7 +180,12 @@ func navigate(ctx context.Context, s *Session, in navigateInput) (any, error) {
 
 // location returns the page's URL and title.
 func location(ctx context.Context) (*pageResult, error) {
-	return chromedp.Run(ctx, chromedp.Evaluate[*pageResult](`({url: location.href, title: document.title})`))
+	res, err := chromedp.Run(ctx, chromedp.Evaluate[*pageResult](fmt.Sprintf(`({url: location.href.slice(0, %d), title: String(document.title).slice(0, %d)})`, maxURLBytes, maxTitleBytes)))
+	if err == nil && res != nil {
+		res.URL, _ = cut(res.URL, maxURLBytes)
+		res.Title, _ = cut(res.Title, maxTitleBytes)
+	}
+	return res, err
 }
 
 type selectorInput struct {
@@ -291,7 +296,7 @@ type textResult struct {
 // first argument (the body when empty), cut in the page to the budgets so a
 // huge page never crosses the wire whole; null when nothing matches, and
 // the string "invalid" for a selector that is not CSS.
-const getTextScript = `((sel, maxChars, maxLinks, maxLinkChars) => {
+const getTextScript = `((sel, maxChars, maxLinks, maxLinkChars, maxURL, maxTitle) => {
   let root;
   try { root = sel ? document.querySelector(sel) : (document.body || document.documentElement) } catch (e) { return "invalid" }
   if (!root) return null;
@@ -299,13 +304,13 @@ const getTextScript = `((sel, maxChars, maxLinks, maxLinkChars) => {
   const links = [];
   for (const a of root.querySelectorAll("a[href]")) {
     if (links.length >= maxLinks) break;
-    links.push({text: String(a.innerText ?? "").trim().slice(0, maxLinkChars), href: String(a.href).slice(0, maxLinkChars * 10)});
+    links.push({text: String(a.innerText ?? "").trim().slice(0, maxLinkChars), href: String(a.href).slice(0, maxURL)});
   }
-  return {url: location.href, title: document.title, text: text.slice(0, maxChars + 1), links};
+  return {url: location.href.slice(0, maxURL), title: String(document.title).slice(0, maxTitle), text: text.slice(0, maxChars + 1), links};
 })`
 
 func getText(ctx context.Context, s *Session, in getTextInput) (any, error) {
-	expr := fmt.Sprintf("%s(%s, %d, %d, %d)", getTextScript, jsString(in.Selector), maxTextBytes, maxLinks, maxLinkTextBytes)
+	expr := fmt.Sprintf("%s(%s, %d, %d, %d, %d, %d)", getTextScript, jsString(in.Selector), maxTextBytes, maxLinks, maxLinkTextBytes, maxURLBytes, maxTitleBytes)
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr))
 	if err != nil {
 		return nil, err
@@ -321,8 +326,14 @@ func getText(ctx context.Context, s *Session, in getTextInput) (any, error) {
 		return nil, fmt.Errorf("reading the page's text: %w", err)
 	}
 	res.Text, res.Truncated = cut(res.Text, maxTextBytes)
+	res.URL, _ = cut(res.URL, maxURLBytes)
+	res.Title, _ = cut(res.Title, maxTitleBytes)
+	if len(res.Links) > maxLinks {
+		res.Links = res.Links[:maxLinks]
+	}
 	for i := range res.Links {
 		res.Links[i].Text, _ = cut(res.Links[i].Text, maxLinkTextBytes)
+		res.Links[i].Href, _ = cut(res.Links[i].Href, maxURLBytes)
 	}
 	if res.Links == nil {
 		res.Links = []link{}
@@ -610,7 +621,9 @@ func tabs(callCtx context.Context, s *Session, in tabsInput) (any, error) {
 	}
 	current := chromedp.FromContext(s.tab).Target.TargetID
 	for _, p := range pages {
-		res.Tabs = append(res.Tabs, tabInfo{ID: string(p.TargetID), URL: p.URL, Title: p.Title, Current: p.TargetID == current})
+		url, _ := cut(p.URL, maxURLBytes)
+		title, _ := cut(p.Title, maxTitleBytes)
+		res.Tabs = append(res.Tabs, tabInfo{ID: string(p.TargetID), URL: url, Title: title, Current: p.TargetID == current})
 	}
 	slices.SortFunc(res.Tabs, func(a, b tabInfo) int { return strings.Compare(a.ID, b.ID) })
 	return res, nil

@@ -280,6 +280,18 @@ func TestManager_Call_tools(t *testing.T) {
 		_, err := shared.Call(ctx, toolcall.Call{Tool: ToolClick, UserID: "tools", Input: []byte(`{"selector":"#hidden"}`)})
 		wantCode(t, err, failure.Timeout, "browser_click")
 	})
+	t.Run("hostile title and links", func(t *testing.T) {
+		huge := page(t, "<title>"+strings.Repeat("t", 100_000)+"</title><a href='/"+strings.Repeat("h", 100_000)+"'>x</a>"+
+			strings.Repeat("<a href=/l>l</a>", maxLinks+50))
+		nav := must(t, "tools", ToolNavigate, map[string]any{"url": huge})
+		res := must(t, "tools", ToolGetText, map[string]any{})
+		links := res["links"].([]any)
+		if len(nav["title"].(string)) != maxTitleBytes || len(res["title"].(string)) != maxTitleBytes || len(links) != maxLinks ||
+			len(links[0].(map[string]any)["href"].(string)) != maxURLBytes {
+			t.Errorf("titles %d and %d bytes, %d links, first href %d bytes; want %d, %d, %d", len(nav["title"].(string)), len(res["title"].(string)),
+				len(links), len(links[0].(map[string]any)["href"].(string)), maxTitleBytes, maxLinks, maxURLBytes)
+		}
+	})
 	t.Run("truncated", func(t *testing.T) {
 		must(t, "tools", ToolNavigate, map[string]any{"url": long})
 		res := must(t, "tools", ToolGetText, map[string]any{})

@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin/workbench
 PDK_GO    := pdk/go
 
-.PHONY: run build plugins test test-deps bench fuzz check
+.PHONY: run build plugins test test-deps bench fuzz soak check
 
 ## run: build the plugins and the server, then serve on 127.0.0.1:8420
 run: plugins build
@@ -35,6 +35,10 @@ bench: test-deps plugins
 ## fuzz: every fuzz target for FUZZ_TIME each (default 1m); make test runs their seed corpora
 fuzz: test-deps plugins
 	tools/fuzz.sh
+
+## soak: 10 minutes of mixed traffic at up to 500 requests per second against a real server (make test runs 5 s at 50)
+soak: test-deps plugins
+	SOAK_DURATION=$${SOAK_DURATION:-10m} SOAK_RPS=$${SOAK_RPS:-500} $(GO) test -count=1 -v -run TestSoak -timeout 40m ./tools/soak/
 
 ## check: formatting, vet and a tidy go.mod
 check:

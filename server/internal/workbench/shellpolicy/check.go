@@ -32,6 +32,14 @@ func New(tools []string) *Policy {
 	return p
 }
 
+// Allows reports whether the command name may run: a builtin of the
+// table, or a tool of the table this policy was built with. The shell
+// layer asks again for every command it is about to run, after expansion.
+func (p *Policy) Allows(name string) bool {
+	c, ok := commands[name]
+	return ok && (c.kind == Builtin || p.tools[name])
+}
+
 // Check parses line as bash and checks its whole tree. It returns the tree
 // when every node is allowed, and otherwise a *Refusal naming the first
 // node refused in source order.

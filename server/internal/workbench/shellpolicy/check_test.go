@@ -332,3 +332,12 @@ func TestRules_documented(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicy_Allows(t *testing.T) {
+	p := shellpolicy.New([]string{"cat"})
+	for name, want := range map[string]bool{"echo": true, "[": true, "cat": true, "sed": false, "eval": false, "curl": false, "": false} {
+		if got := p.Allows(name); got != want {
+			t.Errorf("Allows(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

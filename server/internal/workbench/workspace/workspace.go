@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
@@ -123,13 +124,13 @@ func (s *Set) Use(ctx context.Context, user, plan string, create bool, fn func(c
 	defer s.unuse(w)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.released {
-		return failure.Errorf(failure.NotFound, "plan %q was released", plan)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w.cancel = cancel
-	defer func() { w.cancel = nil }()
+	w.setCancel(cancel)
+	defer w.setCancel(nil)
+	if w.released.Load() {
+		return failure.Errorf(failure.NotFound, "plan %q was released", plan)
+	}
 	return fn(ctx, w)
 }
 
@@ -190,7 +191,7 @@ func (s *Set) unuse(w *Workspace) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w.users--
-	if w.released {
+	if w.released.Load() {
 		return
 	}
 	now := s.now()
@@ -215,10 +216,12 @@ func (s *Set) Release(user, plan string) error {
 
 func (s *Set) releaseLocked(key string) error {
 	if w, ok := s.spaces[key]; ok {
-		w.released = true
-		if cancel := w.cancel; cancel != nil {
-			cancel()
+		w.released.Store(true)
+		w.cancelMu.Lock()
+		if w.cancel != nil {
+			w.cancel()
 		}
+		w.cancelMu.Unlock()
 		w.mu.Lock() // the operation in flight ends on its canceled context
 		w.root.Close()
 		w.mu.Unlock()
@@ -295,16 +298,24 @@ type Workspace struct {
 	plan string
 	root *os.Root
 
-	// Under set.mu.
-	users    int
-	released bool
-	// Under mu.
-	mu     sync.Mutex
-	cancel context.CancelFunc
+	users    int // under set.mu
+	released atomic.Bool
+	// Held by the operation in flight.
+	mu sync.Mutex
+	// Under cancelMu: cancels the operation in flight.
+	cancelMu sync.Mutex
+	cancel   context.CancelFunc
 	// Under countMu: the commands of a pipeline write concurrently.
 	countMu sync.Mutex
 	bytes   int64 // regular file bytes, measured then charged
 	files   int   // entries, measured then charged
+	refused error // the last charge refused, until TakeRefusal
+}
+
+func (w *Workspace) setCancel(cancel context.CancelFunc) {
+	w.cancelMu.Lock()
+	w.cancel = cancel
+	w.cancelMu.Unlock()
 }
 
 // Plan returns the workspace's plan name.
@@ -386,7 +397,8 @@ func (w *Workspace) chargeBytes(n int64) error {
 	w.countMu.Lock()
 	defer w.countMu.Unlock()
 	if w.bytes+n > w.set.limits.MaxBytes {
-		return failure.Errorf(failure.LimitExceeded, "the workspace would hold %d bytes, over the limit of %d (WORKBENCH_MAX_BYTES)", w.bytes+n, w.set.limits.MaxBytes)
+		w.refused = failure.Errorf(failure.LimitExceeded, "the workspace would hold %d bytes, over the limit of %d (WORKBENCH_MAX_BYTES)", w.bytes+n, w.set.limits.MaxBytes)
+		return w.refused
 	}
 	w.bytes += n
 	return nil
@@ -396,10 +408,22 @@ func (w *Workspace) chargeFiles(n int) error {
 	w.countMu.Lock()
 	defer w.countMu.Unlock()
 	if w.files+n > w.set.limits.MaxFiles {
-		return failure.Errorf(failure.LimitExceeded, "the workspace would hold %d entries, over the limit of %d (WORKBENCH_MAX_FILES)", w.files+n, w.set.limits.MaxFiles)
+		w.refused = failure.Errorf(failure.LimitExceeded, "the workspace would hold %d entries, over the limit of %d (WORKBENCH_MAX_FILES)", w.files+n, w.set.limits.MaxFiles)
+		return w.refused
 	}
 	w.files += n
 	return nil
+}
+
+// TakeRefusal returns the last quota refusal since the previous call, and
+// forgets it: the shell reports it even when a command ignored its write
+// error.
+func (w *Workspace) TakeRefusal() error {
+	w.countMu.Lock()
+	defer w.countMu.Unlock()
+	err := w.refused
+	w.refused = nil
+	return err
 }
 
 // missingDirs counts the directories MkdirAll would create for dir.
@@ -567,18 +591,24 @@ func (w *Workspace) OpenFile(p string, flag int, perm fs.FileMode) (io.ReadWrite
 	if err != nil {
 		return nil, w.remeasure(pathError(p, err))
 	}
-	return &chargedFile{File: f, w: w}, nil
+	return &chargedFile{f: f, w: w}, nil
 }
 
-// chargedFile charges each write to the workspace's byte quota.
+// chargedFile charges each write to the workspace's byte quota. It holds
+// the file rather than embedding it, so WriteString and ReadFrom cannot
+// bypass Write.
 type chargedFile struct {
-	*os.File
+	f *os.File
 	w *Workspace
 }
 
-func (f *chargedFile) Write(b []byte) (int, error) {
-	if err := f.w.chargeBytes(int64(len(b))); err != nil {
+func (c *chargedFile) Read(b []byte) (int, error) { return c.f.Read(b) }
+
+func (c *chargedFile) Write(b []byte) (int, error) {
+	if err := c.w.chargeBytes(int64(len(b))); err != nil {
 		return 0, err
 	}
-	return f.File.Write(b)
+	return c.f.Write(b)
 }
+
+func (c *chargedFile) Close() error { return c.f.Close() }

@@ -393,26 +393,23 @@ func escapes(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
-func (w *Workspace) chargeBytes(n int64) error {
+// charge counts bytes and entries more against the quotas, or refuses
+// both, naming the limit, if either would go over.
+func (w *Workspace) charge(bytes int64, files int) error {
 	w.countMu.Lock()
 	defer w.countMu.Unlock()
-	if w.bytes+n > w.set.limits.MaxBytes {
-		w.refused = failure.Errorf(failure.LimitExceeded, "the workspace would hold %d bytes, over the limit of %d (WORKBENCH_MAX_BYTES)", w.bytes+n, w.set.limits.MaxBytes)
-		return w.refused
+	lim := w.set.limits
+	switch {
+	case w.files+files > lim.MaxFiles:
+		w.refused = failure.Errorf(failure.LimitExceeded, "the workspace would hold %d entries, over the limit of %d (WORKBENCH_MAX_FILES)", w.files+files, lim.MaxFiles)
+	case w.bytes+bytes > lim.MaxBytes:
+		w.refused = failure.Errorf(failure.LimitExceeded, "the workspace would hold %d bytes, over the limit of %d (WORKBENCH_MAX_BYTES)", w.bytes+bytes, lim.MaxBytes)
+	default:
+		w.bytes += bytes
+		w.files += files
+		return nil
 	}
-	w.bytes += n
-	return nil
-}
-
-func (w *Workspace) chargeFiles(n int) error {
-	w.countMu.Lock()
-	defer w.countMu.Unlock()
-	if w.files+n > w.set.limits.MaxFiles {
-		w.refused = failure.Errorf(failure.LimitExceeded, "the workspace would hold %d entries, over the limit of %d (WORKBENCH_MAX_FILES)", w.files+n, w.set.limits.MaxFiles)
-		return w.refused
-	}
-	w.files += n
-	return nil
+	return w.refused
 }
 
 // TakeRefusal returns the last quota refusal since the previous call, and
@@ -460,11 +457,7 @@ func (w *Workspace) WriteFile(p string, data []byte) error {
 	} else {
 		return pathError(p, err)
 	}
-	if err := w.chargeFiles(newFiles); err != nil {
-		return err
-	}
-	if err := w.chargeBytes(int64(len(data)) - old); err != nil {
-		_ = w.chargeFiles(-newFiles)
+	if err := w.charge(int64(len(data))-old, newFiles); err != nil {
 		return err
 	}
 	if dir := filepath.Dir(clean); dir != "." {
@@ -582,7 +575,7 @@ func (w *Workspace) OpenFile(p string, flag int, perm fs.FileMode) (io.ReadWrite
 	}
 	if flag&os.O_CREATE != 0 {
 		if _, err := w.root.Lstat(clean); errors.Is(err, fs.ErrNotExist) {
-			if err := w.chargeFiles(1); err != nil {
+			if err := w.charge(0, 1); err != nil {
 				return nil, err
 			}
 		}
@@ -605,7 +598,7 @@ type chargedFile struct {
 func (c *chargedFile) Read(b []byte) (int, error) { return c.f.Read(b) }
 
 func (c *chargedFile) Write(b []byte) (int, error) {
-	if err := c.w.chargeBytes(int64(len(b))); err != nil {
+	if err := c.w.charge(int64(len(b)), 0); err != nil {
 		return 0, err
 	}
 	return c.f.Write(b)

@@ -132,6 +132,20 @@ const (
 	UploadExpired Code = "UPLOAD_EXPIRED"
 )
 
+// Codes of the exec workbench (docs/exec.md).
+const (
+	// CommandNotAllowed: the shell policy refused a command line; the
+	// message names the node, the rule and the position.
+	CommandNotAllowed Code = "COMMAND_NOT_ALLOWED"
+	// NeedsComputerUse: the command needs the user's own computer (a
+	// desktop or macOS tool, or the user's files), which the workbench does
+	// not have; hand the step over to the user.
+	NeedsComputerUse Code = "NEEDS_COMPUTER_USE"
+	// PathNotAllowed: a workspace path is absolute, climbs out with '..',
+	// or resolves through a symlink outside the workspace.
+	PathNotAllowed Code = "PATH_NOT_ALLOWED"
+)
+
 // Codes of the curl proxy (/c/<integration>/<path>).
 const (
 	// MissingToken: the request carries no curl token.

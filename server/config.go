@@ -74,8 +74,21 @@ type Config struct {
 	// ConnectWindow is how long a user has to finish connecting an
 	// integration after connect (CONNECT_WINDOW_SECONDS).
 	ConnectWindow time.Duration
-	// WorkbenchRoot is the root of the exec workspaces (WORKBENCH_ROOT).
+	// WorkbenchRoot is the root of the exec workspaces (WORKBENCH_ROOT);
+	// empty means DataDir/workspaces.
 	WorkbenchRoot string
+	// WorkbenchMaxBytes caps the file bytes of one exec workspace
+	// (WORKBENCH_MAX_BYTES); zero means 512 MiB.
+	WorkbenchMaxBytes int64
+	// WorkbenchMaxFiles caps the entries of one exec workspace
+	// (WORKBENCH_MAX_FILES); zero means 10 000.
+	WorkbenchMaxFiles int
+	// WorkbenchMaxPlans caps one user's exec workspaces
+	// (WORKBENCH_MAX_PLANS); zero means 20.
+	WorkbenchMaxPlans int
+	// WorkbenchIdle is how long an unused exec workspace lives
+	// (WORKBENCH_IDLE_SECONDS); zero means 24 hours.
+	WorkbenchIdle time.Duration
 	// EgressAllowPrivate lets plugins reach loopback and private addresses
 	// (EGRESS_ALLOW_PRIVATE); for development and tests only.
 	EgressAllowPrivate bool
@@ -160,6 +173,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"JOTS_MAX_FILES", 1, 100000, func(v int64) { cfg.JotMaxFiles = int(v) }},
 		{"JOTS_UPLOAD_TTL_SECONDS", 1, 86400, func(v int64) { cfg.JotUploadTTL = time.Duration(v) * time.Second }},
 		{"PASSWORD_HASH_CONCURRENCY", 1, 256, func(v int64) { cfg.PasswordHashConcurrency = int(v) }},
+		{"WORKBENCH_MAX_BYTES", 1, 1 << 40, func(v int64) { cfg.WorkbenchMaxBytes = v }},
+		{"WORKBENCH_MAX_FILES", 1, 10_000_000, func(v int64) { cfg.WorkbenchMaxFiles = int(v) }},
+		{"WORKBENCH_MAX_PLANS", 1, 10_000, func(v int64) { cfg.WorkbenchMaxPlans = int(v) }},
+		{"WORKBENCH_IDLE_SECONDS", 60, 365 * 86400, func(v int64) { cfg.WorkbenchIdle = time.Duration(v) * time.Second }},
 	} {
 		v := getenv(n.name)
 		if v == "" {

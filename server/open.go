@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -24,6 +25,8 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/backend"
+	wbexec "github.com/workbench-dev/workbench/server/internal/workbench"
+	"github.com/workbench-dev/workbench/server/internal/workbench/workspace"
 )
 
 // open opens the store and builds every service, the plugin host, the
@@ -51,8 +54,15 @@ func (s *Server) open(ctx context.Context) error {
 		return err
 	}
 	s.services = append(s.services, jotsSvc)
+	workbenchSvc, err := wbexec.New(wbexec.Options{Root: workbenchRoot(cfg), Limits: workbenchLimits(cfg),
+		Logger: logger.With("component", "workbench")})
+	if err != nil {
+		return fmt.Errorf("WORKBENCH_ROOT: %w", err)
+	}
+	s.services = append(s.services, workbenchSvc)
 	if s.reg, err = registry.New(logger.With("component", "registry"),
-		registry.Native(jots.Manifest(jotLimits(cfg)), jotsSvc)); err != nil {
+		registry.Native(jots.Manifest(jotLimits(cfg)), jotsSvc),
+		registry.Native(wbexec.Manifest(workbenchLimits(cfg)), workbenchSvc)); err != nil {
 		return err
 	}
 
@@ -152,6 +162,21 @@ func newKeyring(cfg Config) *secrets.Keyring {
 // jotLimits returns the jot limits cfg sets; zero fields mean the defaults.
 func jotLimits(cfg Config) jots.Limits {
 	return jots.Limits{MaxBytes: cfg.JotMaxBytes, MaxFiles: cfg.JotMaxFiles, UploadTTL: cfg.JotUploadTTL}
+}
+
+// workbenchRoot returns WORKBENCH_ROOT, by default DATA_DIR/workspaces.
+func workbenchRoot(cfg Config) string {
+	if cfg.WorkbenchRoot != "" {
+		return cfg.WorkbenchRoot
+	}
+	return filepath.Join(cfg.DataDir, "workspaces")
+}
+
+// workbenchLimits returns the exec workspace limits cfg sets; zero fields
+// mean the defaults.
+func workbenchLimits(cfg Config) workspace.Limits {
+	return workspace.Limits{MaxBytes: cfg.WorkbenchMaxBytes, MaxFiles: cfg.WorkbenchMaxFiles,
+		MaxPlans: cfg.WorkbenchMaxPlans, Idle: cfg.WorkbenchIdle}
 }
 
 // ensureAdmin creates the first admin on a store without users and prints

@@ -29,7 +29,7 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 // Reserved integration names are built into the server.
-var reserved = map[string]bool{"browser": true, "jots": true}
+var reserved = map[string]bool{"admin": true, "browser": true, "jots": true, "workbench": true}
 
 // Size limits of manifest fields.
 const (

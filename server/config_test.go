@@ -139,6 +139,10 @@ func TestConfigFromEnv_Errors(t *testing.T) {
 		{"public url relative", map[string]string{"SERVER_PUBLIC_URL": "wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},
 		{"public url scheme", map[string]string{"SERVER_PUBLIC_URL": "ftp://wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},
 		{"public url query", map[string]string{"SERVER_PUBLIC_URL": "https://wb.example.com/?a=b"}, "SERVER_PUBLIC_URL", "query"},
+		{"jots url relative", map[string]string{"JOTS_PUBLIC_URL": "jots.example.net"}, "JOTS_PUBLIC_URL", "not an absolute http(s) URL"},
+		{"jots url path", map[string]string{"JOTS_PUBLIC_URL": "https://jots.example.net/j"}, "JOTS_PUBLIC_URL", "origin only"},
+		{"jots url same host", map[string]string{"SERVER_PUBLIC_URL": "https://wb.example.com", "JOTS_PUBLIC_URL": "https://WB.example.com:8443"},
+			"JOTS_PUBLIC_URL", "another host name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

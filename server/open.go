@@ -45,7 +45,7 @@ func (s *Server) open(ctx context.Context) error {
 
 	// The native integrations, then the catalog that holds them and every
 	// plugin loaded later.
-	jotsSvc, err := jots.New(jots.Options{Store: st, PublicURL: cfg.PublicURL, Limits: jotLimits(cfg),
+	jotsSvc, err := jots.New(jots.Options{Store: st, PublicURL: cfg.PublicURL, JotsURL: cfg.JotsPublicURL, Limits: jotLimits(cfg),
 		Passwords: passwords, ClientAddr: cfg.TrustedProxies, Logger: logger.With("component", "jots")})
 	if err != nil {
 		return err
@@ -122,6 +122,10 @@ func (s *Server) open(ctx context.Context) error {
 	if err := s.ensureAdmin(ctx, st); err != nil {
 		return err
 	}
+	guard, err := hostGuard(cfg, logger.With("component", "hostguard"))
+	if err != nil {
+		return err
+	}
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		ErrorHandler:          httpapi.ErrorHandler(logger.With("component", "http")),
@@ -131,6 +135,7 @@ func (s *Server) open(ctx context.Context) error {
 		// each call has its own deadline.
 		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
 	})
+	s.app.Use(guard)
 	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix))
 	httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc}})
 	portalSvc.Mount(s.app)

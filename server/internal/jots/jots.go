@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/server/internal/clientaddr"
+	"github.com/workbench-dev/workbench/server/internal/hostguard"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -79,7 +80,12 @@ type Store interface {
 type Options struct {
 	Store     Store
 	PublicURL string // SERVER_PUBLIC_URL, without a trailing slash
-	Limits    Limits
+	// JotsURL, when set, is the separate origin jots are served from
+	// (JOTS_PUBLIC_URL, another host than PublicURL's): jot and upload URLs
+	// point there, and /j/ requests naming another host are redirected
+	// there. Empty serves jots under PublicURL.
+	JotsURL string
+	Limits  Limits
 	// Recheck is how old a cached jot may get before serving rereads its
 	// row to see changes made on other replicas: zero means DefaultRecheck,
 	// a negative value rereads on every request.
@@ -102,7 +108,8 @@ type Options struct {
 // Service runs the jots tools and serves jots.
 type Service struct {
 	store      Store
-	publicURL  string
+	origin     string           // where jots are served: JotsURL, else PublicURL
+	jotsHost   *hostguard.Hosts // JotsURL's host; nil without JotsURL
 	limits     Limits
 	recheck    time.Duration
 	passwords  *secrets.Passwords
@@ -129,13 +136,20 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		store:      opts.Store,
-		publicURL:  strings.TrimRight(opts.PublicURL, "/"),
+		origin:     strings.TrimRight(opts.PublicURL, "/"),
 		limits:     opts.Limits.withDefaults(),
 		recheck:    opts.Recheck,
 		passwords:  opts.Passwords,
 		clientAddr: opts.ClientAddr,
 		now:        opts.Now,
 		logger:     opts.Logger,
+	}
+	if opts.JotsURL != "" {
+		h, err := hostguard.Only(opts.JotsURL)
+		if err != nil {
+			return nil, fmt.Errorf("%w: jots URL: %v", ErrOptions, err)
+		}
+		s.origin, s.jotsHost = strings.TrimRight(opts.JotsURL, "/"), h
 	}
 	if s.recheck == 0 {
 		s.recheck = DefaultRecheck
@@ -158,7 +172,7 @@ func New(opts Options) (*Service, error) {
 func (s *Service) Limits() Limits { return s.limits }
 
 // URL returns where a jot is served.
-func (s *Service) URL(name string) string { return s.publicURL + "/j/" + name + "/" }
+func (s *Service) URL(name string) string { return s.origin + RoutePrefix + name + "/" }
 
 // Run prunes used and expired upload tokens every minute until ctx
 // ends. The server runs it in one goroutine.

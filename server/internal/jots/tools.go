@@ -104,9 +104,12 @@ type deployOutput struct {
 	Example   string `json:"example"`
 }
 
+// RoutePrefix is the path under which jots are served and uploaded.
+const RoutePrefix = "/j/"
+
 // UploadPrefix is the path under which upload URLs live; "_upload" can
 // never be a jot name.
-const UploadPrefix = "/j/_upload/"
+const UploadPrefix = RoutePrefix + "_upload/"
 
 func (s *Service) deploy(ctx context.Context, userID string, in deployInput) (*deployOutput, error) {
 	if err := checkName(in.Name); err != nil {
@@ -131,7 +134,7 @@ func (s *Service) deploy(ctx context.Context, userID string, in deployInput) (*d
 		}
 		return nil, err
 	}
-	upload := s.publicURL + UploadPrefix + token
+	upload := s.origin + UploadPrefix + token
 	return &deployOutput{
 		Name: in.Name, UploadURL: upload, Method: "PUT", ExpiresAt: expires.Format(time.RFC3339), URL: s.URL(in.Name),
 		MaxBytes: s.limits.MaxBytes, MaxFiles: s.limits.MaxFiles,

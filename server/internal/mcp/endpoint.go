@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/server/internal/hostguard"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
@@ -140,7 +141,7 @@ func New(opts Options) (*Endpoint, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	guard, err := newHostGuard(opts.PublicURL)
+	guard, err := hostguard.App(opts.PublicURL)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: public URL: %w", err)
 	}

@@ -84,6 +84,12 @@ type Config struct {
 	JotMaxBytes int64
 	// JotMaxFiles caps the files of one jot (JOTS_MAX_FILES); zero means 1000.
 	JotMaxFiles int
+	// JotMaxPerUser caps the jots of one user (JOTS_MAX_PER_USER); zero
+	// means 100.
+	JotMaxPerUser int
+	// JotMaxBytesPerUser caps the file content of all of one user's jots
+	// (JOTS_MAX_BYTES_PER_USER); zero means 100 MiB.
+	JotMaxBytesPerUser int64
 	// JotsPublicURL, when set, is the separate origin jots are served from
 	// (JOTS_PUBLIC_URL, such as https://jots.example.net): its host must
 	// differ from PublicURL's, /j/ on the app's host redirects there, and
@@ -166,6 +172,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"JOTS_MAX_BYTES", 1, 1 << 30, func(v int64) { cfg.JotMaxBytes = v }},
 		{"JOTS_MAX_FILES", 1, 100000, func(v int64) { cfg.JotMaxFiles = int(v) }},
 		{"JOTS_UPLOAD_TTL_SECONDS", 1, 86400, func(v int64) { cfg.JotUploadTTL = time.Duration(v) * time.Second }},
+		{"JOTS_MAX_PER_USER", 1, 1000000, func(v int64) { cfg.JotMaxPerUser = int(v) }},
+		{"JOTS_MAX_BYTES_PER_USER", 1, 1 << 40, func(v int64) { cfg.JotMaxBytesPerUser = v }},
 		{"PASSWORD_HASH_CONCURRENCY", 1, 256, func(v int64) { cfg.PasswordHashConcurrency = int(v) }},
 	} {
 		v := getenv(n.name)

@@ -135,6 +135,8 @@ func TestConfigFromEnv_Errors(t *testing.T) {
 		{"jot bytes", map[string]string{"JOTS_MAX_BYTES": "5MiB"}, "JOTS_MAX_BYTES", `"5MiB" is not a whole number from 1 to 1073741824`},
 		{"jot files", map[string]string{"JOTS_MAX_FILES": "0"}, "JOTS_MAX_FILES", "from 1 to 100000"},
 		{"jot upload ttl", map[string]string{"JOTS_UPLOAD_TTL_SECONDS": "86401"}, "JOTS_UPLOAD_TTL_SECONDS", "from 1 to 86400"},
+		{"jots per user", map[string]string{"JOTS_MAX_PER_USER": "0"}, "JOTS_MAX_PER_USER", "from 1 to 1000000"},
+		{"jot bytes per user", map[string]string{"JOTS_MAX_BYTES_PER_USER": "100MiB"}, "JOTS_MAX_BYTES_PER_USER", "not a whole number"},
 		{"listen addr", map[string]string{"LISTEN_ADDR": "8420"}, "LISTEN_ADDR", "not host:port"},
 		{"public url relative", map[string]string{"SERVER_PUBLIC_URL": "wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},
 		{"public url scheme", map[string]string{"SERVER_PUBLIC_URL": "ftp://wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},

@@ -156,7 +156,8 @@ func newKeyring(cfg Config) *secrets.Keyring {
 
 // jotLimits returns the jot limits cfg sets; zero fields mean the defaults.
 func jotLimits(cfg Config) jots.Limits {
-	return jots.Limits{MaxBytes: cfg.JotMaxBytes, MaxFiles: cfg.JotMaxFiles, UploadTTL: cfg.JotUploadTTL}
+	return jots.Limits{MaxBytes: cfg.JotMaxBytes, MaxFiles: cfg.JotMaxFiles, UploadTTL: cfg.JotUploadTTL,
+		MaxJotsPerUser: cfg.JotMaxPerUser, MaxBytesPerUser: cfg.JotMaxBytesPerUser}
 }
 
 // ensureAdmin creates the first admin on a store without users and prints

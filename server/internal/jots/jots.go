@@ -17,19 +17,24 @@ import (
 
 // Default limits.
 const (
-	DefaultMaxBytes   = 5 << 20
-	DefaultMaxFiles   = 1000
-	DefaultUploadTTL  = 5 * time.Minute
-	DefaultRecheck    = time.Second
-	DefaultCacheBytes = 64 << 20
-	sweepInterval     = time.Minute
+	DefaultMaxBytes        = 5 << 20
+	DefaultMaxFiles        = 1000
+	DefaultUploadTTL       = 5 * time.Minute
+	DefaultMaxJotsPerUser  = 100
+	DefaultMaxBytesPerUser = 100 << 20
+	DefaultRecheck         = time.Second
+	DefaultCacheBytes      = 64 << 20
+	sweepInterval          = time.Minute
 )
 
-// Limits bound every jot. Zero fields take the defaults.
+// Limits bound every jot and every user's jots. Zero fields take the
+// defaults.
 type Limits struct {
-	MaxBytes  int64         // file content of one jot (JOTS_MAX_BYTES)
-	MaxFiles  int           // files of one jot (JOTS_MAX_FILES)
-	UploadTTL time.Duration // lifetime of an upload URL (JOTS_UPLOAD_TTL_SECONDS)
+	MaxBytes        int64         // file content of one jot (JOTS_MAX_BYTES)
+	MaxFiles        int           // files of one jot (JOTS_MAX_FILES)
+	UploadTTL       time.Duration // lifetime of an upload URL (JOTS_UPLOAD_TTL_SECONDS), and of a claim never uploaded to
+	MaxJotsPerUser  int           // jots of one user (JOTS_MAX_PER_USER)
+	MaxBytesPerUser int64         // file content of all of one user's jots (JOTS_MAX_BYTES_PER_USER)
 }
 
 func (l Limits) withDefaults() Limits {
@@ -42,13 +47,25 @@ func (l Limits) withDefaults() Limits {
 	if l.UploadTTL <= 0 {
 		l.UploadTTL = DefaultUploadTTL
 	}
+	if l.MaxJotsPerUser <= 0 {
+		l.MaxJotsPerUser = DefaultMaxJotsPerUser
+	}
+	if l.MaxBytesPerUser <= 0 {
+		l.MaxBytesPerUser = DefaultMaxBytesPerUser
+	}
 	return l
 }
 
 // describe spells the limits out for tool descriptions and errors.
 func (l Limits) describe() string {
-	return fmt.Sprintf("%s of file content (JOTS_MAX_BYTES) and %d files (JOTS_MAX_FILES) per jot, upload URLs valid %s (JOTS_UPLOAD_TTL_SECONDS)",
-		byteSize(l.MaxBytes), l.MaxFiles, l.UploadTTL)
+	return fmt.Sprintf("%s of file content (JOTS_MAX_BYTES) and %d files (JOTS_MAX_FILES) per jot, upload URLs valid %s (JOTS_UPLOAD_TTL_SECONDS), "+
+		"%s", byteSize(l.MaxBytes), l.MaxFiles, l.UploadTTL, l.describeQuota())
+}
+
+// describeQuota spells out the per-user bounds.
+func (l Limits) describeQuota() string {
+	return fmt.Sprintf("%d jots (JOTS_MAX_PER_USER) and %s of file content in all (JOTS_MAX_BYTES_PER_USER) per user",
+		l.MaxJotsPerUser, byteSize(l.MaxBytesPerUser))
 }
 
 func (l Limits) tarball() tarball.Limits {
@@ -56,7 +73,11 @@ func (l Limits) tarball() tarball.Limits {
 }
 
 func (l Limits) store() store.JotLimits {
-	return store.JotLimits{MaxFiles: l.MaxFiles, MaxBytes: l.MaxBytes}
+	return store.JotLimits{MaxFiles: l.MaxFiles, MaxBytes: l.MaxBytes, Quota: l.quota()}
+}
+
+func (l Limits) quota() store.JotQuota {
+	return store.JotQuota{MaxJots: l.MaxJotsPerUser, MaxBytes: l.MaxBytesPerUser}
 }
 
 func byteSize(n int64) string {
@@ -174,8 +195,9 @@ func (s *Service) Limits() Limits { return s.limits }
 // URL returns where a jot is served.
 func (s *Service) URL(name string) string { return s.origin + RoutePrefix + name + "/" }
 
-// Run prunes used and expired upload tokens every minute until ctx
-// ends. The server runs it in one goroutine.
+// Run prunes used and expired upload tokens and releases the claims whose
+// last upload URL expired unused, every minute until ctx ends. The server
+// runs it in one goroutine.
 func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(sweepInterval)
 	defer t.Stop()
@@ -185,11 +207,16 @@ func (s *Service) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n, err := s.store.PruneJotUploads(ctx)
-		if err != nil && ctx.Err() == nil {
-			s.logger.Warn("pruning jot uploads", "err", err)
-		} else if n > 0 {
-			s.logger.Debug("pruned jot uploads", "uploads", n)
+		for _, sweep := range []struct {
+			what string
+			run  func(context.Context) (int, error)
+		}{{"jot uploads", s.store.PruneJotUploads}, {"lapsed jot claims", s.store.ReleaseJotClaims}} {
+			n, err := sweep.run(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.logger.Warn("sweeping "+sweep.what, "err", err)
+			} else if n > 0 {
+				s.logger.Debug("swept "+sweep.what, "rows", n)
+			}
 		}
 	}
 }

@@ -3,30 +3,13 @@ package mcp
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/workbench-dev/workbench/server/internal/store/storetest"
 )
-
-// boundsClock is a settable clock.
-type boundsClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *boundsClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *boundsClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestSessionBounds_Open reproduces the review's session flood (3 000
 // initialize calls from one token made 3 000 sessions): a user keeps the
@@ -34,7 +17,7 @@ func (c *boundsClock) advance(d time.Duration) {
 // refuses sessions past its total without closing anyone else's; sessions
 // that never made a call are closed once idle past the bound.
 func TestSessionBounds_Open(t *testing.T) {
-	clock := &boundsClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := storetest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	server := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
 	b := newSessionBounds(Options{SessionsPerUser: 3, MaxSessions: 5, UnusedSessionIdle: 5 * time.Minute, Now: clock.Now}, server.Sessions)
 	connect := func() *sdk.ServerSession {
@@ -49,7 +32,7 @@ func TestSessionBounds_Open(t *testing.T) {
 	}
 	open := func(user string) (*sdk.ServerSession, error) {
 		ss := connect()
-		clock.advance(time.Second)
+		clock.Advance(time.Second)
 		err := b.open(ss, user)
 		if err == nil {
 			b.use(ss)
@@ -106,12 +89,12 @@ func TestSessionBounds_Open(t *testing.T) {
 		}
 	}
 	// Alice's sessions never made a call: closed once idle past 5 minutes.
-	clock.advance(4 * time.Minute)
+	clock.Advance(4 * time.Minute)
 	b.sweep()
 	if !isLive(alice[0]) {
 		t.Fatal("an unused session was closed before its idle bound")
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	b.sweep()
 	for _, ss := range alice {
 		closed(ss)

@@ -100,6 +100,10 @@ const (
 	NoProxy Code = "NO_PROXY"
 	// IdempotencyConflict: an idempotency key was reused for another request.
 	IdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
+	// IdempotencyCapacity: the user holds as many live idempotency keys as
+	// allowed (the execution did not run), or a keyed execution ran but its
+	// outcome was over the byte budget and is not replayed.
+	IdempotencyCapacity Code = "IDEMPOTENCY_CAPACITY"
 	// ConnectionCheck: the reason of a TOOL_ERROR when checking the
 	// user's connection failed before the tool ran.
 	ConnectionCheck Code = "CONNECTION_CHECK"

@@ -48,7 +48,7 @@ func (s *Server) open(ctx context.Context) error {
 
 	// The native integrations, then the catalog that holds them and every
 	// plugin loaded later.
-	jotsSvc, err := jots.New(jots.Options{Store: st, PublicURL: cfg.PublicURL, Limits: jotLimits(cfg),
+	jotsSvc, err := jots.New(jots.Options{Store: st, PublicURL: cfg.PublicURL, JotsURL: cfg.JotsPublicURL, Limits: jotLimits(cfg),
 		Passwords: passwords, ClientAddr: cfg.TrustedProxies, Logger: logger.With("component", "jots")})
 	if err != nil {
 		return err
@@ -132,6 +132,10 @@ func (s *Server) open(ctx context.Context) error {
 	if err := s.ensureAdmin(ctx, st); err != nil {
 		return err
 	}
+	guard, err := hostGuard(cfg, logger.With("component", "hostguard"))
+	if err != nil {
+		return err
+	}
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		ErrorHandler:          httpapi.ErrorHandler(logger.With("component", "http")),
@@ -141,6 +145,7 @@ func (s *Server) open(ctx context.Context) error {
 		// each call has its own deadline.
 		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
 	})
+	s.app.Use(guard)
 	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix))
 	httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}})
 	portalSvc.Mount(s.app)
@@ -161,7 +166,8 @@ func newKeyring(cfg Config) *secrets.Keyring {
 
 // jotLimits returns the jot limits cfg sets; zero fields mean the defaults.
 func jotLimits(cfg Config) jots.Limits {
-	return jots.Limits{MaxBytes: cfg.JotMaxBytes, MaxFiles: cfg.JotMaxFiles, UploadTTL: cfg.JotUploadTTL}
+	return jots.Limits{MaxBytes: cfg.JotMaxBytes, MaxFiles: cfg.JotMaxFiles, UploadTTL: cfg.JotUploadTTL,
+		MaxJotsPerUser: cfg.JotMaxPerUser, MaxBytesPerUser: cfg.JotMaxBytesPerUser}
 }
 
 // workbenchRoot returns WORKBENCH_ROOT, by default DATA_DIR/workspaces.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -144,6 +145,11 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 	if r, ok := t.replay(ctx, p, e, hash); ok {
 		return r
 	}
+	release, err := t.opts.Idempotency.Reserve(ctx, p.UserID, e.IdempotencyKey)
+	if err != nil {
+		return fail(t.unreserved(p, err))
+	}
+	defer release()
 	r := t.run(ctx, p, memo, tool, args, peer)
 	if ran(r) {
 		t.remember(ctx, p, e, hash, r)
@@ -210,12 +216,30 @@ func (t *Tools) replay(ctx context.Context, p Principal, e Execution, hash strin
 			Message: fmt.Sprintf("idempotencyKey %q was already used with a different tool or different arguments; use a new key for a new operation", truncate(e.IdempotencyKey, 64)),
 		}}, true
 	}
+	if rec.Omitted {
+		return ExecutionResult{Error: &Error{
+			Code: failure.IdempotencyCapacity,
+			Message: fmt.Sprintf("idempotencyKey %q was used at %s and the tool ran, but its outcome was over the idempotency store's byte budget and was not kept; it will not run again under this key",
+				truncate(e.IdempotencyKey, 64), rec.StoredAt.UTC().Format(time.RFC3339)),
+		}}, true
+	}
 	var s storedOutcome
 	if err := json.Unmarshal(rec.Result, &s); err != nil {
 		t.logger.Warn("decoding an idempotency record", "user", p.UserID, "err", err)
 		return ExecutionResult{}, false
 	}
 	return ExecutionResult{OK: s.OK, Result: s.Result, Error: s.Error, Replayed: true}, true
+}
+
+// unreserved is the refusal of a keyed execution the idempotency store
+// has no room for: it does not run, since its outcome could not be kept.
+func (t *Tools) unreserved(p Principal, err error) *Error {
+	if errors.Is(err, idempotency.ErrCapacity) {
+		return &Error{Code: failure.IdempotencyCapacity,
+			Message: fmt.Sprintf("%v; the execution did not run: retry it later, or without an idempotencyKey", err)}
+	}
+	t.logger.Warn("reserving an idempotency key", "user", p.UserID, "err", err)
+	return &Error{Code: failure.Unavailable, Message: "the idempotencyKey could not be reserved, so the execution did not run; try again"}
 }
 
 func (t *Tools) remember(ctx context.Context, p Principal, e Execution, hash string, r ExecutionResult) {

@@ -37,6 +37,7 @@ func Run(t *testing.T, b Backend) {
 		{"PendingExpiry", testPendingExpiry},
 		{"Curl", testCurl},
 		{"Jots", testJots},
+		{"JotQuotas", testJotQuotas},
 		{"Attempts", testAttempts},
 		{"ConcurrentAttempts", testConcurrentAttempts},
 		{"Isolation", testIsolation},

@@ -101,7 +101,8 @@ func TestServer_Modules(t *testing.T) {
 		wantTool   bool // big_echo listed afterwards
 	}{
 		{"a user may not list", "GET", "/api/admin/modules", userToken, nil, 403, `"FORBIDDEN"`, false},
-		{"a user may not upload", "POST", "/api/admin/modules", userToken, big, 403, `"FORBIDDEN"`, false},
+		// (A small body: the server refuses before reading, and may reset a big one.)
+		{"a user may not upload", "POST", "/api/admin/modules", userToken, servertest.EchoModule(t, "big", "1.0.0", "big_echo"), 403, `"FORBIDDEN"`, false},
 		{"no token", "GET", "/api/admin/modules", "", nil, 401, `"UNAUTHENTICATED"`, false},
 		{"upload over the body limit", "POST", "/api/admin/modules", adminToken, big, 200, `"version":"1.0.0"`, true},
 		{"listed", "GET", "/api/admin/modules", adminToken, nil, 200, `"name":"big"`, true},
@@ -121,6 +122,11 @@ func TestServer_Modules(t *testing.T) {
 				t.Errorf("big_echo listed = %v, want %v", got, tt.wantTool)
 			}
 		})
+	}
+	// /metrics (open: no METRICS_TOKEN) counts the admin routes by pattern.
+	status, metrics := adminRequest(t, w.base, "GET", "/metrics", "", nil)
+	if want := `workbench_http_requests_total{method="POST",route="/api/admin/modules/:name/unload",status="2xx"} 1`; status != 200 || !strings.Contains(string(metrics), want) {
+		t.Errorf("/metrics: %d, lacks %s:\n%s", status, want, metrics)
 	}
 	var list struct {
 		Modules []json.RawMessage `json:"modules"`

@@ -18,6 +18,7 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
+	"github.com/workbench-dev/workbench/server/internal/metrics"
 	"github.com/workbench-dev/workbench/server/internal/modules"
 	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/portal"
@@ -133,6 +134,9 @@ func (s *Server) open(ctx context.Context) error {
 		// each call has its own deadline.
 		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
 	})
+	obs := metrics.New(metrics.Options{Catalog: s.reg, Token: cfg.MetricsToken})
+	s.app.Use(obs.Middleware())
+	obs.Mount(s.app)
 	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix, modules.Route))
 	api := httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc}})
 	modulesSvc, err := modules.New(modules.Options{Catalog: s.reg, Host: s.host, Refresher: s.mcp, Loading: s.loading.Load,

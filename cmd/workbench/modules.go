@@ -227,20 +227,18 @@ func outcome(e *env, answer []byte, asJSON bool) error {
 }
 
 func modulesReloadCommand() *command {
-	return moduleCommand("reload", "NAME", "Read a module's file again and swap the new version in; calls in flight finish\non the old one. If the new version fails, the old one keeps serving.", []string{"NAME"},
-		func(ctx context.Context, e *env, a *adminClient, args []string, asJSON bool) error {
-			answer, err := a.do(ctx, http.MethodPost, "/api/admin/modules/"+url.PathEscape(args[0])+"/reload", nil)
-			if err != nil {
-				return err
-			}
-			return outcome(e, answer, asJSON)
-		})
+	return moduleAction("reload", "Read a module's file again and swap the new version in; calls in flight finish\non the old one. If the new version fails, the old one keeps serving.")
 }
 
 func modulesUnloadCommand() *command {
-	return moduleCommand("unload", "NAME", "Unload a module; calls in flight finish first.", []string{"NAME"},
+	return moduleAction("unload", "Unload a module; calls in flight finish first.")
+}
+
+// moduleAction is a command that posts an action on one module by name.
+func moduleAction(action, summary string) *command {
+	return moduleCommand(action, "NAME", summary, []string{"NAME"},
 		func(ctx context.Context, e *env, a *adminClient, args []string, asJSON bool) error {
-			answer, err := a.do(ctx, http.MethodPost, "/api/admin/modules/"+url.PathEscape(args[0])+"/unload", nil)
+			answer, err := a.do(ctx, http.MethodPost, "/api/admin/modules/"+url.PathEscape(args[0])+"/"+action, nil)
 			if err != nil {
 				return err
 			}

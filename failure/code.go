@@ -189,3 +189,20 @@ const (
 	// session's CSRF token.
 	CSRFMismatch Code = "CSRF_MISMATCH"
 )
+
+// Codes of the operators' module API (/api/admin/modules, docs/operators.md).
+const (
+	// InvalidModule: an uploaded or reloaded module is not WebAssembly, does
+	// not compile, or fails validation (its manifest, its exports, the name
+	// it declares); the version serving before keeps serving.
+	InvalidModule Code = "INVALID_MODULE"
+	// Collision: the module's integration name or a tool slug is already
+	// provided by another integration; the message names both.
+	Collision Code = "COLLISION"
+	// NativeModule: the integration is built into the server and cannot be
+	// reloaded, replaced or unloaded.
+	NativeModule Code = "NATIVE_MODULE"
+	// ChangeInProgress: another load, reload or unload is running; retry
+	// when it has finished.
+	ChangeInProgress Code = "CHANGE_IN_PROGRESS"
+)

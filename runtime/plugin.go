@@ -34,6 +34,7 @@ type Plugin struct {
 	pool     *pool
 	egress   *egressRules
 	counters *callCounters
+	errors   errorLog
 
 	mu       sync.Mutex
 	closed   bool
@@ -218,11 +219,12 @@ func (p *Plugin) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, er
 		t = p.content[c.Export]
 	}
 	if t == nil {
-		err := toolError(failure.UnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
+		name, err := c.Tool, toolError(failure.UnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
 		if c.Export != "" {
-			err = toolError(failure.UnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
+			name, err = c.Export, toolError(failure.UnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
 		}
 		p.counters.observe(time.Since(start), err.Code)
+		p.errors.add(name, err.Code)
 		return nil, err
 	}
 	out, terr := p.call(ctx, t, c)
@@ -233,6 +235,7 @@ func (p *Plugin) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, er
 	p.counters.observe(d, code)
 	t.counters.observe(d, code)
 	if terr != nil {
+		p.errors.add(t.Slug, code)
 		return nil, terr
 	}
 	return out, nil
@@ -390,7 +393,9 @@ func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *failur
 func (p *Plugin) Stats() Stats {
 	s := Stats{CallStats: p.counters.snapshot(), Tools: make(map[string]CallStats, len(p.tools))}
 	s.HTTPRequests, s.EgressDenied = p.egress.requests.Load(), p.egress.denied.Load()
-	s.InstancesIdle, s.InstancesBusy, s.MemoryPages = p.pool.counts()
+	pc := p.pool.counts()
+	s.InstancesIdle, s.InstancesBusy, s.PoolUsers, s.MemoryPages, s.MaxPages = pc.idle, pc.busy, pc.users, pc.pages, pc.maxPages
+	s.Recent = p.errors.list()
 	for slug, t := range p.tools {
 		s.Tools[slug] = t.counters.snapshot()
 	}

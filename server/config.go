@@ -121,6 +121,9 @@ type Config struct {
 	// each) running at once (PASSWORD_HASH_CONCURRENCY); zero means the
 	// number of CPUs.
 	PasswordHashConcurrency int
+	// MetricsToken, when set, must come as a bearer token with every
+	// scrape of /metrics (METRICS_TOKEN); empty leaves /metrics open.
+	MetricsToken string
 
 	// Announce is where the first start prints the first admin's one-time
 	// sign-in link and API token, shown once. It is not read from the
@@ -146,6 +149,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ToolSurface:       ToolSurface(getenv("MCP_TOOL_SURFACE")),
 		WorkbenchRoot:     getenv("WORKBENCH_ROOT"),
 		JotsPublicURL:     getenv("JOTS_PUBLIC_URL"),
+		MetricsToken:      getenv("METRICS_TOKEN"),
 	}
 	if v := getenv("ENCRYPTION_KEY"); v != "" {
 		key, err := parseEncryptionKey(v)

@@ -18,6 +18,8 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
+	"github.com/workbench-dev/workbench/server/internal/metrics"
+	"github.com/workbench-dev/workbench/server/internal/modules"
 	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/portal"
 	"github.com/workbench-dev/workbench/server/internal/proxy"
@@ -145,9 +147,20 @@ func (s *Server) open(ctx context.Context) error {
 		// each call has its own deadline.
 		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
 	})
+	// /metrics before the host guard: scrapers address replicas by IP, and
+	// METRICS_TOKEN protects it.
+	obs := metrics.New(metrics.Options{Catalog: s.reg, Token: cfg.MetricsToken})
+	s.app.Use(obs.Middleware())
+	obs.Mount(s.app)
 	s.app.Use(guard)
-	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix))
-	httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}})
+	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix, modules.Route))
+	api := httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}})
+	modulesSvc, err := modules.New(modules.Options{Catalog: s.reg, Host: s.host, Refresher: s.mcp, Loading: s.loading.Load,
+		UploadDir: filepath.Join(cfg.DataDir, "plugins-uploaded"), Logger: logger.With("component", "modules")})
+	if err != nil {
+		return err
+	}
+	modulesSvc.Mount(api.Admin)
 	portalSvc.Mount(s.app)
 	oauth.Mount(s.app)
 	proxySvc.Mount(s.app)

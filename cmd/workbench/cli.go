@@ -34,6 +34,12 @@ Commands:
   plugin inspect [--json] FILE.wasm      show a plugin's manifest, imports, exports and ABI v1 problems
   plugin call [flags] FILE.wasm TOOL [JSON]
                                          run one tool of a plugin locally and print its result
+  modules ls                             list a running server's modules with their counters (admins;
+                                         --server URL, token in WORKBENCH_TOKEN)
+  modules inspect NAME                   show one module in full (JSON)
+  modules reload NAME                    read a module's file again and swap the new version in
+  modules unload NAME                    unload a module; calls in flight finish first
+  modules load FILE.wasm                 upload a module (replaces the module of the same name)
   help [command]                         show this help, or the flags of a command
 
 Run 'workbench help <command>' for a command's flags.
@@ -59,7 +65,8 @@ type command struct {
 
 func commands() []*command {
 	return []*command{serveCommand(), migrateCommand(), userAddCommand(), userLoginLinkCommand(), tokenCreateCommand(), tokenRevokeCommand(),
-		keysRotateCommand(), auditProxyCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand()}
+		keysRotateCommand(), auditProxyCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand(),
+		modulesLsCommand(), modulesInspectCommand(), modulesReloadCommand(), modulesUnloadCommand(), modulesLoadCommand()}
 }
 
 // run executes the command line args and returns the exit code.

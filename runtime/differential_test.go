@@ -19,7 +19,9 @@ func TestInterrupt_differential(t *testing.T) {
 		"badimports.wat":    func(t *testing.T) []byte { return wat(t, "badimports", "") },
 		"goecho":            func(t *testing.T) []byte { return goPlugin(t, filepath.Join("testdata", "goecho")) },
 		"extismecho":        func(t *testing.T) []byte { return goPlugin(t, filepath.Join("testdata", "extismecho")) },
-		"goplugin":          func(t *testing.T) []byte { return goPlugin(t, filepath.Join("..", "cmd", "workbench", "testdata", "goplugin")) },
+		"goplugin": func(t *testing.T) []byte {
+			return goPlugin(t, filepath.Join("..", "cmd", "workbench", "testdata", "goplugin"))
+		},
 	}
 	builtins, _ := filepath.Glob(filepath.Join("..", "plugins-wasm", "*", "*.wasm"))
 	for _, path := range builtins {

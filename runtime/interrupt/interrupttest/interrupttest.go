@@ -27,6 +27,9 @@ var check = interrupt.Import{Module: "interrupttest", Name: "check"}
 // callTimeout ends calls that do not return, on both sides.
 const callTimeout = 2 * time.Second
 
+// deadline is the result of a call that passed callTimeout.
+const deadline = "error: deadline"
+
 // memoryPages caps memory as the plugin host does by default (32 MiB), so
 // that a module growing its memory until refused stops at the same size on
 // both sides.
@@ -58,6 +61,12 @@ func Compare(t testing.TB, wasm []byte, inputs ...[]byte) {
 		}
 		for _, in := range inputs {
 			want, got := original.call(t, name, in), after.call(t, name, in)
+			if want.result == deadline || got.result == deadline {
+				// How far a call gets before a deadline depends on the
+				// machine: only calls that end are compared.
+				t.Logf("%s(%.40q): original %.40s, rewritten %.40s: not compared", name, in, want.result, got.result)
+				continue
+			}
 			if want.result != got.result || want.trace != got.trace {
 				t.Errorf("%s(%.40q):\noriginal  %s\n%.2000s\nrewritten %s\n%.2000s", name, in, want.result, want.trace, got.result, got.trace)
 			} else if !bytes.Equal(want.memory, got.memory) {
@@ -150,13 +159,16 @@ func (s *side) call(t testing.TB, export string, input []byte) outcome {
 	defer cancel()
 	mod, err := s.rt.InstantiateModule(ctx, s.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
-		return outcome{result: "instantiate: " + firstLine(ctx, err), trace: s.trace.String()}
+		return outcome{result: "instantiate: " + firstLine(err), trace: s.trace.String()}
 	}
 	defer mod.Close(ctx)
 	res, err := invoke(ctx, mod, export, input)
 	o := outcome{result: fmt.Sprint(res), trace: s.trace.String()}
 	if err != nil {
-		o.result = "error: " + firstLine(ctx, err)
+		o.result = "error: " + firstLine(err)
+		if ctx.Err() != nil {
+			o.result = deadline
+		}
 	}
 	if mem := mod.Memory(); mem != nil {
 		o.memory, _ = mem.Read(0, mem.Size())
@@ -189,12 +201,8 @@ func invoke(ctx context.Context, mod api.Module, export string, input []byte) ([
 }
 
 // firstLine is an error's message without wazero's stack trace (whose
-// function indices differ after the rewrite); a call past its deadline is
-// "deadline" on both sides.
-func firstLine(ctx context.Context, err error) string {
-	if ctx.Err() != nil {
-		return "deadline"
-	}
+// function indices differ after the rewrite).
+func firstLine(err error) string {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	return msg
 }

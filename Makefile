@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin/workbench
 PDK_GO    := pdk/go
 
-.PHONY: run build plugins test test-deps bench fuzz check
+.PHONY: run build plugins test test-deps bench check
 
 ## run: build the plugins and the server, then serve on 127.0.0.1:8420
 run: plugins build
@@ -32,10 +32,6 @@ test: test-deps plugins
 ## bench: the benchmarks
 bench: test-deps plugins
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-
-## fuzz: every fuzz target for FUZZ_TIME each (default 1m); make test runs their seeds
-fuzz: test-deps
-	tools/fuzz.sh
 
 ## check: formatting, vet and a tidy go.mod
 check:

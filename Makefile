@@ -25,6 +25,7 @@ test-deps:
 ## test: every test, after installing what they need and building the plugins
 test: test-deps plugins
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run TestInterrupt_differential ./runtime/
 	cd $(PDK_GO) && $(GO) test -count=1 ./...
 	for mod in plugins-wasm/*/go.mod; do (cd "$$(dirname "$$mod")" && $(GO) test -count=1 ./...) || exit 1; done
 

@@ -37,6 +37,7 @@ func Run(t *testing.T, b Backend) {
 		{"PendingExpiry", testPendingExpiry},
 		{"Curl", testCurl},
 		{"Jots", testJots},
+		{"CustomApps", testCustomApps},
 		{"Attempts", testAttempts},
 		{"ConcurrentAttempts", testConcurrentAttempts},
 		{"Isolation", testIsolation},

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
+	"github.com/workbench-dev/workbench/runtime/egress"
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/connections"
 	"github.com/workbench-dev/workbench/server/internal/customapps"
+	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/server/internal/store"
 )
 
@@ -35,6 +38,20 @@ type AppInfo struct {
 	Name string
 	URL  string
 	Auth string
+}
+
+// newCustomApps is the serving side of custom apps: the meta-tools resolve
+// each caller's apps through it. An app may not take the name of an
+// integration of the catalog, and every request to an app goes through the
+// egress address rule.
+func newCustomApps(cfg Config, st store.Store, conns *connections.Service, reg *registry.Registry, logger *slog.Logger) (*customapps.Service, error) {
+	taken := func(name string) bool {
+		_, ok := reg.Current().Integration(name)
+		return ok || manifest.Reserved(name)
+	}
+	dial := egress.NewClient(egress.Options{AllowPrivate: cfg.EgressAllowPrivate}).DialContext
+	return customapps.New(customapps.Options{Store: st, Credentials: appCredentials{conns}, Taken: taken,
+		HTTPClient: customapps.NewHTTPClient(dial, 0), Logger: logger})
 }
 
 // apps is the custom apps service over the admin's store; it registers

@@ -48,7 +48,7 @@ func (c caller) Call(ctx context.Context, call toolcall.Call) (json.RawMessage, 
 		return nil, l.err
 	}
 	if !l.names[name] {
-		return nil, failure.Errorf(failure.AppToolGone, "app %s no longer has a tool %q; search_tools shows what it has now", c.app.Name, name)
+		return nil, toolGone(c.app, name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.svc.opts.CallTimeout)
 	defer cancel()
@@ -63,9 +63,20 @@ func (c caller) Call(ctx context.Context, call toolcall.Call) (json.RawMessage, 
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		return nil, classify(ctx, c.app, "calling "+name, err)
+		fe := classify(ctx, c.app, "calling "+name, err)
+		if fe.Code == failure.AppProtocol { // perhaps the tool is gone since it was listed
+			if l := c.svc.listing(ctx, c.app, true); l.err == nil && !l.names[name] {
+				return nil, toolGone(c.app, name)
+			}
+		}
+		return nil, fe
 	}
 	return result(c.app, res)
+}
+
+// toolGone is APP_TOOL_GONE for the app's tool name.
+func toolGone(a store.CustomApp, name string) *failure.Error {
+	return failure.Errorf(failure.AppToolGone, "app %s no longer has a tool %q; search_tools shows what it has now", a.Name, name)
 }
 
 // session connects to the app as its user: the bearer token of a manual
@@ -111,7 +122,7 @@ func classify(ctx context.Context, a store.CustomApp, doing string, err error) *
 	switch {
 	case errors.As(err, &ee):
 		code, msg = ee.Code, ee.Message
-	case errors.Is(err, errResponseTooLarge):
+	case errors.Is(err, errResponseTooLarge) || strings.Contains(err.Error(), errResponseTooLarge.Error()):
 		code, msg = failure.ResponseTooLarge, err.Error()
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		code, msg = failure.UpstreamTimeout, "the app did not answer in time"

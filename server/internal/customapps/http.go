@@ -19,8 +19,10 @@ const DefaultMaxResponseBytes = 4 << 20
 // maxRedirects bounds the redirects one request to an app follows.
 const maxRedirects = 5
 
-// errResponseTooLarge is wrapped by a response body read past its cap.
-var errResponseTooLarge = errors.New("response too large")
+// errResponseTooLarge is wrapped by a response body read past its cap. The
+// go-sdk client flattens transport errors into text, so classify also
+// recognises its message.
+var errResponseTooLarge = errors.New("workbench: app response over its size cap")
 
 // Dialer connects to host:port; egress.Client.DialContext is the one to use:
 // it refuses private, loopback and link-local addresses (unless

@@ -124,6 +124,8 @@ func classify(ctx context.Context, a store.CustomApp, doing string, err error) *
 		code, msg = ee.Code, ee.Message
 	case errors.Is(err, errResponseTooLarge) || strings.Contains(err.Error(), errResponseTooLarge.Error()):
 		code, msg = failure.ResponseTooLarge, err.Error()
+	case errors.Is(ctx.Err(), context.Canceled):
+		code, msg = failure.Canceled, "the request ended before the app answered"
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		code, msg = failure.UpstreamTimeout, "the app did not answer in time"
 	case errors.As(err, &op) || errors.As(err, &dns):

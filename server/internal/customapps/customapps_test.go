@@ -414,7 +414,8 @@ func slicesCompact(s []string) []string {
 }
 
 func TestService_Add(t *testing.T) {
-	h := newHarness(t, false, customapps.Options{Taken: func(name string) bool { return name == "github" }})
+	h := newHarness(t, false, customapps.Options{Taken: func(name string) bool { return name == "github" }, MaxAppsPerUser: 2})
+	h.add(t, alice, customapps.NewApp{Name: "first", URL: "https://example.com/mcp"})
 	tests := []struct {
 		name string
 		app  customapps.NewApp
@@ -427,6 +428,7 @@ func TestService_Add(t *testing.T) {
 		{"bad name", customapps.NewApp{Name: "X", URL: "https://example.com/mcp"}, store.ErrInvalid},
 		{"fine", customapps.NewApp{Name: "ok", URL: "https://example.com/mcp"}, nil},
 		{"same name again", customapps.NewApp{Name: "ok", URL: "https://example.com/mcp"}, store.ErrConflict},
+		{"over the bound of apps", customapps.NewApp{Name: "third", URL: "https://example.com/mcp"}, store.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

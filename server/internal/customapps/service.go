@@ -18,6 +18,7 @@ const (
 	DefaultMaxToolsPerApp = 200
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultListTimeout    = 10 * time.Second
+	DefaultMaxAppsPerUser = 50
 )
 
 // Store is the part of the store custom apps use.
@@ -62,6 +63,9 @@ type Options struct {
 	// MaxToolsPerApp bounds an app's tool list; an app listing more fails
 	// with LIMIT_EXCEEDED. 0 means DefaultMaxToolsPerApp.
 	MaxToolsPerApp int
+	// MaxAppsPerUser bounds how many apps one user may add; 0 means
+	// DefaultMaxAppsPerUser.
+	MaxAppsPerUser int
 	// ListTimeout bounds listing an app's tools; 0 means
 	// DefaultListTimeout.
 	ListTimeout time.Duration
@@ -98,6 +102,9 @@ func New(opts Options) (*Service, error) {
 	if opts.MaxToolsPerApp <= 0 {
 		opts.MaxToolsPerApp = DefaultMaxToolsPerApp
 	}
+	if opts.MaxAppsPerUser <= 0 {
+		opts.MaxAppsPerUser = DefaultMaxAppsPerUser
+	}
 	if opts.ListTimeout <= 0 {
 		opts.ListTimeout = DefaultListTimeout
 	}
@@ -123,7 +130,8 @@ type NewApp struct {
 }
 
 // Add registers an app for the user. The name must be free among the
-// user's apps and not an integration's; a manual app needs a bearer token,
+// user's apps and not an integration's, and the user may have at most
+// MaxAppsPerUser apps; a manual app needs a bearer token,
 // which is sealed and stored with the app in one transaction. Failures wrap
 // store.ErrInvalid, store.ErrConflict or store.ErrNotFound (no such user).
 func (s *Service) Add(ctx context.Context, userID string, in NewApp) (store.CustomApp, error) {
@@ -135,6 +143,18 @@ func (s *Service) Add(ctx context.Context, userID string, in NewApp) (store.Cust
 	}
 	if s.opts.Taken != nil && s.opts.Taken(in.Name) {
 		return store.CustomApp{}, fmt.Errorf("%w: %q is the name of an integration; choose another app name", store.ErrConflict, in.Name)
+	}
+	have, err := s.opts.Store.CustomApps(ctx, userID)
+	if err != nil {
+		return store.CustomApp{}, err
+	}
+	for _, a := range have {
+		if a.Name == in.Name {
+			return store.CustomApp{}, fmt.Errorf("%w: you already have an app named %q", store.ErrConflict, in.Name)
+		}
+	}
+	if len(have) >= s.opts.MaxAppsPerUser {
+		return store.CustomApp{}, fmt.Errorf("%w: a user may have at most %d apps (the limit); remove one first", store.ErrInvalid, s.opts.MaxAppsPerUser)
 	}
 	na := store.NewCustomApp{ID: store.NewID(store.PrefixCustomApp), UserID: userID, Name: in.Name, URL: in.URL, Auth: in.Auth}
 	var cred *store.Connection

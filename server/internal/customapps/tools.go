@@ -106,7 +106,7 @@ func (s *Service) listing(ctx context.Context, a store.CustomApp, refresh bool) 
 		l = s.fetch(ctx, a)
 		s.mu.Lock()
 		delete(s.flight, key)
-		if l.err == nil || l.err.Code != failure.Canceled {
+		if ctx.Err() == nil { // a listing cut short by its caller says nothing of the app
 			s.remember(key, l)
 		}
 		s.mu.Unlock()

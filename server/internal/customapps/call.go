@@ -88,12 +88,12 @@ func (s *Service) session(ctx context.Context, a store.CustomApp) (*sdk.ClientSe
 	hc := s.opts.HTTPClient
 	if a.Auth == store.AppAuthManual {
 		if s.opts.Credentials == nil {
-			return nil, failure.Errorf(failure.NotConnected, "app %s needs a credential this server cannot open", a.Name)
+			return nil, failure.Errorf(failure.NotConfigured, "app %s needs a credential this server cannot open", a.Name)
 		}
 		token, err := s.opts.Credentials.Bearer(ctx, a.UserID, a.ID)
 		if err != nil {
 			s.logger.Warn("opening a custom app's token", "user", a.UserID, "app", a.Name, "err", err)
-			return nil, failure.Errorf(failure.NotConnected, "app %s has no usable token; remove it and add it again with --bearer", a.Name)
+			return nil, failure.Errorf(failure.NotConfigured, "app %s has no usable token; remove it and add it again with --bearer", a.Name)
 		}
 		u, _ := url.Parse(a.URL) // checked when the app was added
 		hc = &http.Client{CheckRedirect: hc.CheckRedirect, Transport: bearerTransport{origin: u.Scheme + "://" + u.Host, token: token, next: hc.Transport}}

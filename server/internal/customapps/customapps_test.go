@@ -439,3 +439,37 @@ func TestService_Add(t *testing.T) {
 		})
 	}
 }
+
+// TestService_AppsCache: an app added past the service (the CLI, another
+// replica) shows once the user's cached list of apps expires; one added or
+// removed through the service shows at once.
+func TestService_AppsCache(t *testing.T) {
+	r := newRemote(t, 0)
+	h := newHarness(t, false, customapps.Options{AppsTTL: time.Minute})
+	count := func() int {
+		t.Helper()
+		ins, err := h.svc.Integrations(context.Background(), alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ins)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d apps before any was added", n)
+	}
+	na := store.NewCustomApp{ID: store.NewID(store.PrefixCustomApp), UserID: alice, Name: "outside", URL: r.http.URL, Auth: store.AppAuthNone}
+	if _, err := h.st.CreateCustomApp(context.Background(), na, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("an app added past the service shows within AppsTTL: %d apps", n)
+	}
+	h.clock.Advance(time.Minute)
+	if n := count(); n != 1 {
+		t.Fatalf("after AppsTTL: %d apps, want 1", n)
+	}
+	h.add(t, alice, customapps.NewApp{Name: "inside", URL: r.http.URL})
+	if n := count(); n != 2 {
+		t.Fatalf("after Add: %d apps, want 2 at once", n)
+	}
+}

@@ -19,6 +19,7 @@ const (
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultListTimeout    = 10 * time.Second
 	DefaultMaxAppsPerUser = 50
+	DefaultAppsTTL        = 10 * time.Second
 )
 
 // Store is the part of the store custom apps use.
@@ -54,6 +55,11 @@ type Options struct {
 	// NewHTTPClient so that it obeys the egress rules. Nil refuses every
 	// call (the CLI registers apps without calling them).
 	HTTPClient *http.Client
+	// AppsTTL is how long a user's list of apps is reused before the store
+	// is asked again, so that meta-tool calls do not each query it; apps
+	// added or removed through another Service (the CLI, another replica)
+	// show within it. 0 means DefaultAppsTTL.
+	AppsTTL time.Duration
 	// ToolsTTL is how long an app's tool list is reused; 0 means
 	// DefaultToolsTTL.
 	ToolsTTL time.Duration
@@ -84,14 +90,24 @@ type Service struct {
 	logger *slog.Logger
 
 	mu     sync.Mutex
+	apps   map[string]userApps // by user
 	tools  map[appKey]*listing // by user and app id
 	flight map[appKey]chan struct{}
+}
+
+// userApps is a user's apps as last read from the store.
+type userApps struct {
+	apps  []store.CustomApp
+	until int64 // unix nanoseconds after which the store is asked again
 }
 
 // New returns a Service over opts.
 func New(opts Options) (*Service, error) {
 	if opts.Store == nil {
 		return nil, fmt.Errorf("customapps: Options.Store is required")
+	}
+	if opts.AppsTTL <= 0 {
+		opts.AppsTTL = DefaultAppsTTL
 	}
 	if opts.ToolsTTL <= 0 {
 		opts.ToolsTTL = DefaultToolsTTL
@@ -118,7 +134,7 @@ func New(opts Options) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{opts: opts, logger: logger, tools: map[appKey]*listing{}, flight: map[appKey]chan struct{}{}}, nil
+	return &Service{opts: opts, logger: logger, apps: map[string]userApps{}, tools: map[appKey]*listing{}, flight: map[appKey]chan struct{}{}}, nil
 }
 
 // NewApp is what Add needs.
@@ -176,7 +192,11 @@ func (s *Service) Add(ctx context.Context, userID string, in NewApp) (store.Cust
 		}
 		cred = &c
 	}
-	return s.opts.Store.CreateCustomApp(ctx, na, cred)
+	rec, err := s.opts.Store.CreateCustomApp(ctx, na, cred)
+	if err == nil {
+		s.forget(userID)
+	}
+	return rec, err
 }
 
 // List returns the user's apps by name.
@@ -194,5 +214,53 @@ func (s *Service) Remove(ctx context.Context, userID, name string) error {
 	s.mu.Lock()
 	delete(s.tools, appKey{userID, a.ID})
 	s.mu.Unlock()
+	s.forget(userID)
 	return nil
+}
+
+// forget drops the user's cached list of apps.
+func (s *Service) forget(userID string) {
+	s.mu.Lock()
+	delete(s.apps, userID)
+	s.mu.Unlock()
+}
+
+// appsOf returns the user's apps, from the cache within AppsTTL.
+func (s *Service) appsOf(ctx context.Context, userID string) ([]store.CustomApp, error) {
+	now := s.opts.Now().UnixNano()
+	s.mu.Lock()
+	cached, ok := s.apps[userID]
+	s.mu.Unlock()
+	if ok && now < cached.until {
+		return cached.apps, nil
+	}
+	apps, err := s.opts.Store.CustomApps(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	keep(s.apps, userID, userApps{apps: apps, until: s.opts.Now().Add(s.opts.AppsTTL).UnixNano()}, now)
+	s.mu.Unlock()
+	return apps, nil
+}
+
+// expiring is a cache entry with an expiry.
+type expiring interface{ expiry() int64 }
+
+func (u userApps) expiry() int64 { return u.until }
+func (l *listing) expiry() int64 { return l.until }
+
+// keep stores v under k unless m holds maxCachedListings entries even after
+// dropping those expired at now.
+func keep[K comparable, V expiring](m map[K]V, k K, v V, now int64) {
+	if len(m) >= maxCachedListings {
+		for old, e := range m {
+			if now >= e.expiry() {
+				delete(m, old)
+			}
+		}
+	}
+	if len(m) < maxCachedListings {
+		m[k] = v
+	}
 }

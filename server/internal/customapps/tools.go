@@ -22,7 +22,7 @@ const (
 	maxListPages       = 20       // pages of tools/list followed
 	maxSchemaBytes     = 64 << 10 // one tool's input schema, as shown
 	maxDescriptionLen  = 4096     // one tool's description, as shown
-	maxCachedListings  = 10000    // listings kept before expired ones are dropped
+	maxCachedListings  = 10000    // listings (and users' app lists) kept before expired ones are dropped
 	toolSeparator      = "__"     // between the app's name and the remote tool's
 	truncatedMarkerLen = 3
 )
@@ -50,7 +50,7 @@ type listing struct {
 // fail with the listing's error. An app whose name an integration of the
 // shared catalog took since it was added is left out and logged.
 func (s *Service) Integrations(ctx context.Context, userID string) ([]*registry.Integration, error) {
-	apps, err := s.opts.Store.CustomApps(ctx, userID)
+	apps, err := s.appsOf(ctx, userID)
 	if err != nil || len(apps) == 0 {
 		return nil, err
 	}
@@ -107,27 +107,11 @@ func (s *Service) listing(ctx context.Context, a store.CustomApp, refresh bool) 
 		s.mu.Lock()
 		delete(s.flight, key)
 		if ctx.Err() == nil { // a listing cut short by its caller says nothing of the app
-			s.remember(key, l)
+			keep(s.tools, key, l, s.opts.Now().UnixNano())
 		}
 		s.mu.Unlock()
 		close(done)
 		return l
-	}
-}
-
-// remember keeps l, dropping expired listings first when the cache is
-// full. s.mu is held.
-func (s *Service) remember(key appKey, l *listing) {
-	if len(s.tools) >= maxCachedListings {
-		now := s.opts.Now().UnixNano()
-		for k, old := range s.tools {
-			if now >= old.until {
-				delete(s.tools, k)
-			}
-		}
-	}
-	if len(s.tools) < maxCachedListings {
-		s.tools[key] = l
 	}
 }
 

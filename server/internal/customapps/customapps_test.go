@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -471,5 +473,64 @@ func TestService_AppsCache(t *testing.T) {
 	h.add(t, alice, customapps.NewApp{Name: "inside", URL: r.http.URL})
 	if n := count(); n != 2 {
 		t.Fatalf("after Add: %d apps, want 2 at once", n)
+	}
+}
+
+// fakeResolver answers names from a table.
+type fakeResolver map[string][]netip.Addr
+
+func (r fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestService_SSRF: under the production address rule, apps (and redirect
+// hops) that point inside the network are refused, each with its reason;
+// only the test's own server is exempt (by exact address).
+func TestService_SSRF(t *testing.T) {
+	hop := func(target string) *httptest.Server {
+		s := httptest.NewServer(http.RedirectHandler(target, http.StatusTemporaryRedirect))
+		t.Cleanup(s.Close)
+		return s
+	}
+	toPrivate := hop("http://private.example/mcp")
+	toMetadata := hop("http://169.254.169.254/latest/meta-data/")
+	var exempt []netip.AddrPort
+	for _, s := range []*httptest.Server{toPrivate, toMetadata} {
+		exempt = append(exempt, netip.MustParseAddrPort(strings.TrimPrefix(s.URL, "http://")))
+	}
+	ec := egress.NewClient(egress.Options{AllowAddrs: exempt, Resolver: fakeResolver{
+		"private.example":  {netip.MustParseAddr("10.1.2.3")},
+		"metadata.example": {netip.MustParseAddr("169.254.169.254")},
+		"mixed.example":    {netip.MustParseAddr("192.168.0.1"), netip.MustParseAddr("fd00::1")},
+	}})
+	t.Cleanup(ec.Close)
+	tests := []struct {
+		name     string
+		url      string
+		wantCode failure.Code
+		wantMsg  string
+	}{
+		{"loopback literal", "http://127.0.0.1:9/mcp", failure.EgressDenied, "loopback"},
+		{"metadata literal", "http://169.254.169.254/mcp", failure.EgressDenied, "refused"},
+		{"IPv4-mapped metadata", "http://[::ffff:a9fe:a9fe]/mcp", failure.EgressDenied, "refused"},
+		{"a name resolving to a private address", "http://private.example/mcp", failure.EgressDenied, "private.example resolves to"},
+		{"a name resolving to metadata", "https://metadata.example/mcp", failure.EgressDenied, "metadata.example resolves to"},
+		{"every address private", "http://mixed.example/mcp", failure.EgressDenied, "mixed.example resolves to"},
+		{"a name that does not resolve", "http://nowhere.example/mcp", failure.UpstreamUnreachable, "cannot resolve"},
+		{"a redirect hop to a private host", toPrivate.URL, failure.EgressDenied, "private.example resolves to"},
+		{"a redirect hop to metadata", toMetadata.URL, failure.EgressDenied, "refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, true, customapps.Options{HTTPClient: customapps.NewHTTPClient(ec.DialContext, 0)})
+			h.add(t, alice, customapps.NewApp{Name: "probe", URL: tt.url})
+			_, fe := h.call(t, alice, "probe__echo", `{}`)
+			if fe == nil || fe.Code != tt.wantCode || !strings.Contains(fe.Message, tt.wantMsg) {
+				t.Fatalf("error %v, want %s with %q", fe, tt.wantCode, tt.wantMsg)
+			}
+		})
 	}
 }

@@ -364,8 +364,8 @@ func TestService_CallFailures(t *testing.T) {
 			h := newHarness(t, tt.strict, tt.opts)
 			h.add(t, alice, customapps.NewApp{Name: "app", URL: tt.url})
 			ins, err := h.svc.Integrations(context.Background(), alice)
-			if err != nil || len(ins) != 1 || len(ins[0].Manifest().Tools) != 0 {
-				t.Fatalf("a failing app is listed without tools: %v, %v", ins, err)
+			if err != nil || len(ins) != 1 || len(ins[0].Manifest().Tools) != 0 || !strings.Contains(ins[0].Problem, string(tt.wantCode)) {
+				t.Fatalf("a failing app is listed without tools and with its problem: %v, %v", ins, err)
 			}
 			_, fe := h.call(t, alice, "app__echo", `{}`)
 			if fe == nil || fe.Code != tt.wantCode || !strings.Contains(fe.Message, tt.wantMsg) {

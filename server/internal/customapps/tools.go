@@ -152,7 +152,9 @@ func (s *Service) fetch(ctx context.Context, a store.CustomApp) *listing {
 // failedListing is a listing of no tools that remembers why.
 func (s *Service) failedListing(a store.CustomApp, err *failure.Error) *listing {
 	s.logger.Warn("listing a custom app's tools failed", "user", a.UserID, "app", a.Name, "err", err)
-	return &listing{app: a, in: s.integration(a, s.baseManifest(a)), err: err, until: s.opts.Now().Add(s.opts.FailureTTL).UnixNano()}
+	in := s.integration(a, s.baseManifest(a))
+	in.Problem = err.Error()
+	return &listing{app: a, in: in, err: err, until: s.opts.Now().Add(s.opts.FailureTTL).UnixNano()}
 }
 
 // integration wraps an app's manifest for the catalog.

@@ -29,6 +29,9 @@ type Integration struct {
 	// shared snapshot (Snapshot.With); its arguments go to the app as they
 	// are, and its tools are addressed <app>__<tool> even when not listed.
 	Custom bool
+	// Problem says why a custom app has no tools now (it cannot be
+	// reached, say); empty otherwise.
+	Problem string
 	// Caller runs the integration's tools; for a plugin it is Plugin.
 	Caller toolcall.Caller
 	// Plugin is the loaded wasm plugin; nil for a native integration.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -59,6 +60,9 @@ func app(name string, fail *failure.Error, slugs ...string) *registry.Integratio
 	}
 	in := registry.Native(appManifest(name, tools...), appCaller{listed: listed, fail: fail})
 	in.Builtin, in.Custom = false, true
+	if fail != nil {
+		in.Problem = fail.Error()
+	}
 	return in
 }
 
@@ -92,6 +96,9 @@ func TestTools_CustomApps(t *testing.T) {
 			for _, in := range out.Integrations {
 				if in.Custom {
 					custom = append(custom, in.Name)
+				}
+				if wantErr := in.Name == "down"; wantErr != strings.Contains(in.Error, "UPSTREAM_UNREACHABLE") {
+					t.Fatalf("%s shows error %q", in.Name, in.Error)
 				}
 				if in.Name == "github" && in.Custom {
 					t.Fatal("the app named github replaced the integration")

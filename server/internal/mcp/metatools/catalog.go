@@ -80,6 +80,7 @@ type IntegrationInfo struct {
 	Connected   bool     `json:"connected"`
 	Curl        bool     `json:"curl"`
 	Custom      bool     `json:"custom,omitempty"`
+	Error       string   `json:"error,omitempty"`
 }
 
 // IntegrationsOutput is the output of list_integrations.
@@ -200,6 +201,7 @@ func integrationInfo(in *registry.Integration, connected bool) IntegrationInfo {
 		Connected:   connected,
 		Curl:        m.Proxy != nil,
 		Custom:      in.Custom,
+		Error:       in.Problem,
 	}
 	// Inline data: logos can be 64 KiB; agents get URLs only.
 	if strings.HasPrefix(m.Logo, "https://") {

@@ -178,6 +178,17 @@ const (
 	ClientAborted Code = "CLIENT_ABORTED"
 )
 
+// Codes of custom apps (docs/custom-apps.md): a user's own MCP servers.
+// An app that cannot be reached is UPSTREAM_UNREACHABLE, one too slow
+// UPSTREAM_TIMEOUT, one answering too much RESPONSE_TOO_LARGE.
+const (
+	// AppToolGone: the app no longer lists the tool that was called.
+	AppToolGone Code = "APP_TOOL_GONE"
+	// AppProtocol: the app answered something that is not MCP (not JSON,
+	// not JSON-RPC, an HTTP error) or a JSON-RPC error.
+	AppProtocol Code = "APP_PROTOCOL_ERROR"
+)
+
 // Codes of the JSON API (/api), beside the ones derived from HTTP statuses.
 const (
 	// Unauthenticated: the request carries no valid API token or portal

@@ -103,6 +103,11 @@ func (s *Server) open(ctx context.Context) error {
 		return err
 	}
 
+	apps, err := newCustomApps(cfg, st, conns, s.reg, logger.With("component", "customapps"))
+	if err != nil {
+		return err
+	}
+
 	// The MCP endpoint over the catalog and the services.
 	var authenticator mcp.Authenticator = tokens{store: st, oauth: oauth, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}
 	if cfg.MCPAuthenticator != nil {
@@ -117,6 +122,7 @@ func (s *Server) open(ctx context.Context) error {
 	if s.mcp, err = mcp.New(mcp.Options{
 		RequestStateKey: stateKey,
 		Catalog:         s.reg,
+		Apps:            apps,
 		CurlSessions:    curlSessions{proxySvc},
 		Authenticator:   authenticator,
 		Connections:     userConnections{Service: conns, flow: connectSvc},

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/connections"
+	"github.com/workbench-dev/workbench/server/internal/customapps"
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
@@ -133,4 +135,22 @@ func (p curlSessions) Mint(ctx context.Context, userID string, integrations []st
 		return metatools.CurlSession{}, err
 	}
 	return metatools.CurlSession{Token: m.Token, ExpiresAt: m.ExpiresAt, Endpoints: m.Endpoints}, nil
+}
+
+// appCredentials keeps custom apps' bearer tokens as connections keyed by
+// the app's id: sealed like every credential, re-sealed by key rotation.
+type appCredentials struct{ conns *connections.Service }
+
+var _ customapps.Credentials = appCredentials{}
+
+func (c appCredentials) SealBearer(ctx context.Context, userID, appID, token string) (store.Connection, error) {
+	return c.conns.Seal(ctx, userID, appID, connections.Secret{Mode: credential.ModeOAuth2, Credential: credential.Credential{AccessToken: token}})
+}
+
+func (c appCredentials) Bearer(ctx context.Context, userID, appID string) (string, error) {
+	cred, err := c.conns.Credential(ctx, userID, appID)
+	if err != nil {
+		return "", err
+	}
+	return cred.AccessToken, nil
 }

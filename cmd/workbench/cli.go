@@ -25,6 +25,10 @@ Commands:
   user login-link --email E              print a one-time portal sign-in link (15 minutes)
   token create --email E [--name N]      mint an API token for a user; prints it as the last line
   token revoke --email E TOKEN_ID        revoke one of a user's API tokens
+  app add --email E --name N --url U [--auth none|manual] [--bearer TOKEN]
+                                         add a user's custom app (their own MCP server)
+  app ls --email E                       list a user's custom apps
+  app rm --email E --name N              remove a user's custom app and its credential
   keys rotate                            re-seal stored credentials under a new encryption key
   audit proxy [--email E] [--integration I] [--limit N] [--json]
                                          list the calls curl sessions made through the proxy
@@ -65,7 +69,7 @@ type command struct {
 
 func commands() []*command {
 	return []*command{serveCommand(), migrateCommand(), userAddCommand(), userLoginLinkCommand(), tokenCreateCommand(), tokenRevokeCommand(),
-		keysRotateCommand(), auditProxyCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand(),
+		appAddCommand(), appLsCommand(), appRmCommand(), keysRotateCommand(), auditProxyCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand(),
 		modulesLsCommand(), modulesInspectCommand(), modulesReloadCommand(), modulesUnloadCommand(), modulesLoadCommand()}
 }
 

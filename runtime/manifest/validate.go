@@ -31,6 +31,10 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 // Reserved integration names are built into the server.
 var reserved = map[string]bool{"admin": true, "browser": true, "jots": true, "workbench": true}
 
+// Reserved reports whether name belongs to an integration built into the
+// server, which no plugin (and no custom app) may take.
+func Reserved(name string) bool { return reserved[name] }
+
 // Size limits of manifest fields.
 const (
 	MaxTools           = 500

@@ -49,6 +49,9 @@ const newEra = "2026-07-28"
 type Options struct {
 	// Catalog supplies integrations and tools. Required.
 	Catalog metatools.Catalog
+	// Apps supplies each caller's custom apps to the meta-tools; nil means
+	// callers have none.
+	Apps metatools.Apps
 	// Authenticator resolves bearer tokens. Required.
 	Authenticator Authenticator
 	// PublicURL is the server's external URL (SERVER_PUBLIC_URL). Required:
@@ -160,6 +163,7 @@ func New(opts Options) (*Endpoint, error) {
 	}
 	tools, err := metatools.New(metatools.Options{
 		Catalog:      opts.Catalog,
+		Apps:         opts.Apps,
 		Connections:  opts.Connections,
 		CurlSessions: opts.CurlSessions,
 		Idempotency:  opts.Idempotency,

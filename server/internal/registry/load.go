@@ -93,6 +93,23 @@ func NewSnapshot(integrations ...*Integration) (*Snapshot, error) {
 	return newSnapshot(idx.integrations, nil), nil
 }
 
+// With returns the catalog one caller sees: s's integrations and extra (a
+// user's custom apps), refusing a name or slug that clashes. The result
+// shares s's integrations and holds no reference of its own: read and call
+// it only while holding a lease on s (or reading s's metadata), and never
+// Swap or Close it (both return ErrClaimed).
+func (s *Snapshot) With(extra ...*Integration) (*Snapshot, error) {
+	idx := newIndex()
+	for _, in := range append(s.Integrations(), extra...) {
+		if err := idx.add(in); err != nil {
+			return nil, err
+		}
+	}
+	v := newSnapshot(idx.integrations, s.failed)
+	v.claimed.Store(true)
+	return v, nil
+}
+
 // index collects integrations, refusing one that clashes with those before.
 type index struct {
 	integrations []*Integration

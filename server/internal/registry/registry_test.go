@@ -540,3 +540,53 @@ func TestRegistry_Natives(t *testing.T) {
 		t.Fatalf("clashing natives: %v", err)
 	}
 }
+
+func TestSnapshot_With(t *testing.T) {
+	caller := &nativeEcho{}
+	reg := newRegistry(t, Native(nativeManifest(t, "notes", "notes_echo"), caller))
+	base := reg.Current()
+	app := Native(nativeManifest(t, "mine", "mine__echo"), caller)
+	app.Custom = true
+	tests := []struct {
+		name    string
+		extra   []*Integration
+		want    []string // integration names of the view
+		wantErr error
+	}{
+		{"nothing extra", nil, []string{"notes"}, nil},
+		{"an app", []*Integration{app}, []string{"mine", "notes"}, nil},
+		{"an app named like an integration", []*Integration{Native(nativeManifest(t, "notes", "notes__x"), caller)}, nil, ErrDuplicateName},
+		{"an app tool slug of an integration", []*Integration{Native(&manifest.Manifest{Name: "other", Tools: []manifest.Tool{{Slug: "notes_echo"}}}, caller)}, nil, ErrSlugCollision},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := base.With(tt.extra...)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("With err = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			var names []string
+			for _, in := range v.Integrations() {
+				names = append(names, in.Name)
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Fatalf("integrations = %v, want %v", names, tt.want)
+			}
+			if _, ok := v.Tool("notes_echo"); !ok {
+				t.Fatal("the view lost the shared tool")
+			}
+			if err := v.Close(); !errors.Is(err, ErrClaimed) {
+				t.Fatalf("Close of a view = %v, want ErrClaimed", err)
+			}
+		})
+	}
+	if _, ok := base.Integration("mine"); ok {
+		t.Fatal("With changed the shared snapshot")
+	}
+	// Closing views never closed the shared snapshot's integrations.
+	if _, ok := reg.Current().Tool("notes_echo"); !ok {
+		t.Fatal("shared tool gone")
+	}
+}

@@ -28,6 +28,13 @@ type Integration struct {
 	Path     string // the plugin file; empty for a native integration
 	Builtin  bool   // shipped with Workbench: every native, and the plugins of BUILTIN_PLUGINS_DIR
 	Uploaded bool   // added through the admin API rather than found in a directory
+	// Custom marks a user's custom app, resolved per caller beside the
+	// shared snapshot (Snapshot.With); its arguments go to the app as they
+	// are, and its tools are addressed <app>__<tool> even when not listed.
+	Custom bool
+	// Problem says why a custom app has no tools now (it cannot be
+	// reached, say); empty otherwise.
+	Problem string
 	// Caller runs the integration's tools; for a plugin it is Plugin.
 	Caller toolcall.Caller
 	// Plugin is the loaded wasm plugin; nil for a native integration.

@@ -38,6 +38,7 @@ func Run(t *testing.T, b Backend) {
 		{"Curl", testCurl},
 		{"Jots", testJots},
 		{"JotQuotas", testJotQuotas},
+		{"CustomApps", testCustomApps},
 		{"Attempts", testAttempts},
 		{"ConcurrentAttempts", testConcurrentAttempts},
 		{"Isolation", testIsolation},

@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin/workbench
 PDK_GO    := pdk/go
 
-.PHONY: run build plugins test test-deps bench fuzz check
+.PHONY: run build plugins test test-deps bench fuzz soak check
 
 ## run: build the plugins and the server, then serve on 127.0.0.1:8420
 run: plugins build
@@ -25,6 +25,7 @@ test-deps:
 ## test: every test, after installing what they need and building the plugins
 test: test-deps plugins
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run TestInterrupt_differential ./runtime/
 	cd $(PDK_GO) && $(GO) test -count=1 ./...
 	for mod in plugins-wasm/*/go.mod; do (cd "$$(dirname "$$mod")" && $(GO) test -count=1 ./...) || exit 1; done
 
@@ -35,6 +36,10 @@ bench: test-deps plugins
 ## fuzz: every fuzz target for FUZZ_TIME each (default 1m); make test runs their seed corpora
 fuzz: test-deps plugins
 	tools/fuzz.sh
+
+## soak: 10 minutes of mixed traffic at up to 500 requests per second against a real server (make test runs 5 s at 50)
+soak: test-deps plugins
+	SOAK_DURATION=$${SOAK_DURATION:-10m} SOAK_RPS=$${SOAK_RPS:-500} $(GO) test -count=1 -v -run TestSoak -timeout 40m ./tools/soak/
 
 ## check: formatting, vet and a tidy go.mod
 check:

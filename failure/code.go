@@ -100,6 +100,10 @@ const (
 	NoProxy Code = "NO_PROXY"
 	// IdempotencyConflict: an idempotency key was reused for another request.
 	IdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
+	// IdempotencyCapacity: the user holds as many live idempotency keys as
+	// allowed (the execution did not run), or a keyed execution ran but its
+	// outcome was over the byte budget and is not replayed.
+	IdempotencyCapacity Code = "IDEMPOTENCY_CAPACITY"
 	// ConnectionCheck: the reason of a TOOL_ERROR when checking the
 	// user's connection failed before the tool ran.
 	ConnectionCheck Code = "CONNECTION_CHECK"
@@ -132,6 +136,20 @@ const (
 	UploadExpired Code = "UPLOAD_EXPIRED"
 )
 
+// Codes of the exec workbench (docs/exec.md).
+const (
+	// CommandNotAllowed: the shell policy refused a command line; the
+	// message names the node, the rule and the position.
+	CommandNotAllowed Code = "COMMAND_NOT_ALLOWED"
+	// NeedsComputerUse: the command needs the user's own computer (a
+	// desktop or macOS tool, or the user's files), which the workbench does
+	// not have; hand the step over to the user.
+	NeedsComputerUse Code = "NEEDS_COMPUTER_USE"
+	// PathNotAllowed: a workspace path is absolute, climbs out with '..',
+	// or resolves through a symlink outside the workspace.
+	PathNotAllowed Code = "PATH_NOT_ALLOWED"
+)
+
 // Codes of the curl proxy (/c/<integration>/<path>).
 const (
 	// MissingToken: the request carries no curl token.
@@ -160,6 +178,17 @@ const (
 	ClientAborted Code = "CLIENT_ABORTED"
 )
 
+// Codes of custom apps (docs/custom-apps.md): a user's own MCP servers.
+// An app that cannot be reached is UPSTREAM_UNREACHABLE, one too slow
+// UPSTREAM_TIMEOUT, one answering too much RESPONSE_TOO_LARGE.
+const (
+	// AppToolGone: the app no longer lists the tool that was called.
+	AppToolGone Code = "APP_TOOL_GONE"
+	// AppProtocol: the app answered something that is not MCP (not JSON,
+	// not JSON-RPC, an HTTP error) or a JSON-RPC error.
+	AppProtocol Code = "APP_PROTOCOL_ERROR"
+)
+
 // Codes of the JSON API (/api), beside the ones derived from HTTP statuses.
 const (
 	// Unauthenticated: the request carries no valid API token or portal
@@ -170,6 +199,23 @@ const (
 	// CSRFMismatch: a write made with the portal's session cookie lacks the
 	// session's CSRF token.
 	CSRFMismatch Code = "CSRF_MISMATCH"
+)
+
+// Codes of the operators' module API (/api/admin/modules, docs/operators.md).
+const (
+	// InvalidModule: an uploaded or reloaded module is not WebAssembly, does
+	// not compile, or fails validation (its manifest, its exports, the name
+	// it declares); the version serving before keeps serving.
+	InvalidModule Code = "INVALID_MODULE"
+	// Collision: the module's integration name or a tool slug is already
+	// provided by another integration; the message names both.
+	Collision Code = "COLLISION"
+	// NativeModule: the integration is built into the server and cannot be
+	// reloaded, replaced or unloaded.
+	NativeModule Code = "NATIVE_MODULE"
+	// ChangeInProgress: another load, reload or unload is running; retry
+	// when it has finished.
+	ChangeInProgress Code = "CHANGE_IN_PROGRESS"
 )
 
 // Codes of the browser sessions and the built-in browser integration

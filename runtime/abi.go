@@ -22,7 +22,9 @@ type ABI interface {
 	// this ABI.
 	Accepts(compiled wazero.CompiledModule) bool
 	// Compile compiles wasm with the host's compilation cache under the
-	// plugin's limits (memory pages, response bytes).
+	// plugin's limits (memory pages, response bytes). wasm is already
+	// rewritten with the interrupt check: the ABI offers InterruptImport,
+	// implemented by Interrupt, and leaves wazero's own check off.
 	Compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache, limits Limits) (ABIModule, error)
 }
 
@@ -68,7 +70,8 @@ type abiEngine struct {
 
 // abiGuest is one instance of an abiEngine.
 type abiGuest struct {
-	in ABIInstance
+	in    ABIInstance
+	clock *sleeper
 }
 
 func (h *Host) compileABI(ctx context.Context, wasm []byte, limits Limits) (engine, error) {
@@ -80,11 +83,12 @@ func (h *Host) compileABI(ctx context.Context, wasm []byte, limits Limits) (engi
 }
 
 func (e *abiEngine) instantiate(ctx context.Context, logger *slog.Logger) (guest, error) {
-	in, err := e.mod.Instantiate(ctx, moduleConfig(logger), logger)
+	clock := &sleeper{}
+	in, err := e.mod.Instantiate(ctx, moduleConfig(logger, clock), logger)
 	if err != nil {
 		return nil, err
 	}
-	return &abiGuest{in: in}, nil
+	return &abiGuest{in: in, clock: clock}, nil
 }
 
 // checkExports looks the exports up on a throwaway instance: an ABI
@@ -117,7 +121,9 @@ func (g *abiGuest) run(ctx context.Context, st *callState, export string, input 
 	if !g.in.HasExport(export) {
 		return nil, hostErr(failure.UnknownTool, fmt.Sprintf("the module has no export %q", export))
 	}
+	g.clock.ctx = ctx
 	out, perr, err := g.in.Call(ctx, export, input)
+	g.clock.ctx = nil
 	switch {
 	case err != nil:
 		return nil, &hostOrToolError{err: classify(ctx, err), host: true}

@@ -10,10 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/workbench-dev/workbench/runtime/credential"
+	"github.com/workbench-dev/workbench/runtime/interrupt"
 	"github.com/workbench-dev/workbench/toolcall"
 )
 
@@ -233,4 +238,112 @@ func BenchmarkCompileGitHub(b *testing.B) {
 			load(b, dir)
 		}
 	})
+}
+
+// loopIterations is the length of the loop of BenchmarkGuestLoop.
+const loopIterations = 10_000_000
+
+// nativeSum is testdata/loop.wat's loop_sum in Go.
+//
+//go:noinline
+func nativeSum(n int32) int32 {
+	var acc int32
+	for ; n != 0; n-- {
+		acc += n
+	}
+	return acc
+}
+
+// BenchmarkGuestLoop compares a 10-million-iteration loop in Go with the
+// same loop in wasm: with the interrupt check (what plugins run), without
+// any check, and with wazero's WithCloseOnContextDone (what they ran
+// before). The metric is the cost of one iteration.
+func BenchmarkGuestLoop(b *testing.B) {
+	b.Run("native", func(b *testing.B) {
+		for b.Loop() {
+			nativeSum(loopIterations)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/loopIterations, "ns/iteration")
+	})
+	src := wat(b, "loop", "")
+	rewritten, err := interrupt.Inject(src, InterruptImport)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name        string
+		wasm        []byte
+		closeOnDone bool
+	}{
+		{"wasm-interrupt-check", rewritten, false},
+		{"wasm-no-check", src, false},
+		{"wasm-close-on-context-done", src, true},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(tt.closeOnDone))
+			defer rt.Close(ctx)
+			if _, err := hostModule(rt).Instantiate(ctx); err != nil {
+				b.Fatal(err)
+			}
+			mod, err := rt.Instantiate(ctx, tt.wasm)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fn := mod.ExportedFunction("loop_sum")
+			for b.Loop() {
+				if _, err := fn.Call(ctx, loopIterations, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/loopIterations, "ns/iteration")
+		})
+	}
+}
+
+// BenchmarkRunawayStop measures how long after its deadline a runaway call
+// returns, with 2 x GOMAXPROCS runaway loops at once; the metrics are the
+// median and the 99th percentile over every call.
+func BenchmarkRunawayStop(b *testing.B) {
+	const timeout = 20 * time.Millisecond
+	p := loadRunaway(b, timeout)
+	n := 2 * goruntime.GOMAXPROCS(0)
+	var late []time.Duration
+	var mu sync.Mutex
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				start := time.Now()
+				p.Call(context.Background(), toolcall.Call{Tool: "runaway_loop", UserID: fmt.Sprint("u", i)})
+				mu.Lock()
+				late = append(late, time.Since(start)-timeout)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	slices.Sort(late)
+	b.ReportMetric(float64(late[len(late)/2].Microseconds()), "µs-late-p50")
+	b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "µs-late-p99")
+}
+
+// BenchmarkInject measures the interrupt rewrite of a large Go plugin and
+// of a C plugin (built by make plugins).
+func BenchmarkInject(b *testing.B) {
+	for _, name := range []string{"github", "newrelic"} {
+		wasm, err := os.ReadFile(filepath.Join("..", "plugins-wasm", name, name+".wasm"))
+		if err != nil {
+			b.Fatalf("%v: run `make plugins` first (make bench does)", err)
+		}
+		b.Run(fmt.Sprintf("%s-%dKiB", name, len(wasm)/1024), func(b *testing.B) {
+			b.SetBytes(int64(len(wasm)))
+			for b.Loop() {
+				if _, err := interrupt.Inject(wasm, InterruptImport); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -30,8 +30,8 @@ func loadExtismEcho(t *testing.T, cfg Config) *Plugin {
 func TestHost_Load_extism(t *testing.T) {
 	p := loadExtismEcho(t, Config{})
 	m := p.Manifest()
-	if m.Name != "extismecho" {
-		t.Fatalf("name = %q", m.Name)
+	if m.Name != "extismecho" || p.ABI() != "extism" {
+		t.Fatalf("name = %q, ABI = %q", m.Name, p.ABI())
 	}
 	// Its tools list like a native plugin's: manifest, limits and stats.
 	var slugs []string

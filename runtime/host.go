@@ -138,12 +138,13 @@ func (h *Host) sweep(ctx context.Context) {
 
 // newRuntime builds a wazero runtime with WASI and the workbench_v1 host
 // module, capped at the given number of memory pages. Compiled code is shared
-// through the host's compilation cache.
+// through the host's compilation cache. Calls are stopped by the interrupt
+// check injected into every module (deadline.go), so wazero's own check
+// (WithCloseOnContextDone, an exit to Go at every loop iteration) stays off.
 func (h *Host) newRuntime(ctx context.Context, memoryPages uint32) (wazero.Runtime, error) {
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(h.cache).
-		WithMemoryLimitPages(memoryPages).
-		WithCloseOnContextDone(true)
+		WithMemoryLimitPages(memoryPages)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)

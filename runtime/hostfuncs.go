@@ -49,7 +49,7 @@ func hostModule(rt wazero.Runtime) wazero.HostModuleBuilder {
 	for _, h := range hostImports {
 		b = b.NewFunctionBuilder().WithGoModuleFunction(h.fn, h.params, h.results).Export(h.name)
 	}
-	return b
+	return b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(interruptCheck), nil, []api.ValueType{i32}).Export(InterruptImport.Name)
 }
 
 // callState is what the host imports know about the call in progress. It is

@@ -98,6 +98,13 @@ func TestPlugin_Call_hostile(t *testing.T) {
 	if st.ErrorsByCode[failure.BadPointer] != 7 || st.ErrorsByCode[failure.Timeout] != 1 {
 		t.Fatalf("errors by code = %v", st.ErrorsByCode)
 	}
+	// The recent errors name the tools in call order, without messages.
+	if len(st.Recent) != len(tests) || st.Recent[0].Tool != "fixture_loop" || st.Recent[len(tests)-1].Code != failure.OutputTooLarge {
+		t.Fatalf("recent errors = %+v", st.Recent)
+	}
+	if p.ABI() != ImportModule || st.MaxPages == 0 || st.MaxPages > st.MemoryPages || st.PoolUsers != 1 {
+		t.Fatalf("ABI %q, max pages %d of %d, pool users %d", p.ABI(), st.MaxPages, st.MemoryPages, st.PoolUsers)
+	}
 }
 
 func TestPlugin_Call_memoryCap(t *testing.T) {

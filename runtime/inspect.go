@@ -50,14 +50,23 @@ func (h *Host) Inspect(ctx context.Context, wasm []byte) *Report {
 		return r
 	}
 	defer rt.Close(ctx)
-	compiled, err := rt.CompileModule(ctx, wasm)
+	// The manifest runs on the rewritten module, which the deadline can
+	// stop; the report shows the module as given, without the injected
+	// import.
+	rewritten, err := h.rewrite(wasm)
+	if err != nil {
+		r.Problems = append(r.Problems, err.Error())
+		return r
+	}
+	compiled, err := rt.CompileModule(ctx, rewritten)
 	if err != nil {
 		r.Problems = append(r.Problems, "compile: "+err.Error())
 		return r
 	}
 	for _, d := range compiled.ImportedFunctions() {
-		mod, name, _ := d.Import()
-		r.Imports = append(r.Imports, describe(mod, name, d))
+		if mod, name, _ := d.Import(); mod != InterruptImport.Module || name != InterruptImport.Name {
+			r.Imports = append(r.Imports, describe(mod, name, d))
+		}
 	}
 	exports := compiled.ExportedFunctions()
 	for _, name := range slices.Sorted(maps.Keys(exports)) {
@@ -109,6 +118,9 @@ func checkModule(compiled wazero.CompiledModule) []string {
 		switch mod {
 		case "wasi_snapshot_preview1":
 		case ImportModule:
+			if name == InterruptImport.Name {
+				continue // injected by the host, which refuses it in a plugin
+			}
 			h, ok := known[name]
 			if !ok {
 				problems = append(problems, fmt.Sprintf("imports unknown function %s.%s", mod, name))

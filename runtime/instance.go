@@ -38,6 +38,7 @@ type nativeEngine struct {
 // nativeGuest is one instance of an ABI v1 module.
 type nativeGuest struct {
 	mod   api.Module
+	clock *sleeper
 	alloc api.Function
 	fns   map[string]api.Function // export handles, looked up once
 	stack [2]uint64
@@ -46,11 +47,13 @@ type nativeGuest struct {
 // instantiate creates a guest, wires stdout and stderr to the plugin's log
 // and runs _initialize when the module exports it.
 func (e *nativeEngine) instantiate(ctx context.Context, logger *slog.Logger) (guest, error) {
-	mod, err := e.rt.InstantiateModule(ctx, e.compiled, moduleConfig(logger).WithName("").WithStartFunctions())
+	clock := &sleeper{ctx: ctx}
+	defer func() { clock.ctx = nil }()
+	mod, err := e.rt.InstantiateModule(ctx, e.compiled, moduleConfig(logger, clock).WithName("").WithStartFunctions())
 	if err != nil {
 		return nil, err
 	}
-	g := &nativeGuest{mod: mod, fns: map[string]api.Function{}}
+	g := &nativeGuest{mod: mod, clock: clock, fns: map[string]api.Function{}}
 	if err := g.init(ctx); err != nil {
 		mod.Close(ctx)
 		return nil, err
@@ -92,7 +95,9 @@ func (g *nativeGuest) function(name string) api.Function {
 
 // run invokes an export and turns its status and output into a result.
 func (g *nativeGuest) run(ctx context.Context, st *callState, export string, input []byte) (json.RawMessage, *hostOrToolError) {
+	g.clock.ctx = ctx
 	status, err := g.invoke(ctx, export, input)
+	g.clock.ctx = nil
 	if err != nil {
 		return nil, &hostOrToolError{err: classify(ctx, err), host: true}
 	}
@@ -150,15 +155,15 @@ func (g *nativeGuest) memoryPages() uint64 { return uint64(g.mod.Memory().Size()
 
 func (g *nativeGuest) close(ctx context.Context) { g.mod.Close(ctx) }
 
-// moduleConfig gives a guest a clock, randomness, and stdout and stderr that
-// go to the plugin's log; nothing else of the host.
-func moduleConfig(logger *slog.Logger) wazero.ModuleConfig {
+// moduleConfig gives a guest clocks, sleeps through clock, randomness, and
+// stdout and stderr that go to the plugin's log; nothing else of the host.
+func moduleConfig(logger *slog.Logger, clock *sleeper) wazero.ModuleConfig {
 	return wazero.NewModuleConfig().
 		WithStdout(newLineLogger(logger, slog.LevelInfo)).
 		WithStderr(newLineLogger(logger, slog.LevelWarn)).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
+		WithNanosleep(clock.sleep).
 		WithRandSource(rand.Reader)
 }
 

@@ -34,6 +34,7 @@ type Plugin struct {
 	pool     *pool
 	egress   *egressRules
 	counters *callCounters
+	errors   errorLog
 
 	mu       sync.Mutex
 	closed   bool
@@ -53,7 +54,11 @@ type toolEntry struct {
 func (h *Host) Load(ctx context.Context, wasm []byte) (_ *Plugin, err error) {
 	var built closers
 	defer built.closeIfFailed(ctx, &err)
-	e, err := h.compile(ctx, wasm, h.cfg.Defaults)
+	rewritten, err := h.rewrite(wasm)
+	if err != nil {
+		return nil, err
+	}
+	e, err := h.compile(ctx, rewritten, h.cfg.Defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +72,7 @@ func (h *Host) Load(ctx context.Context, wasm []byte) (_ *Plugin, err error) {
 		// The page cap is a compile setting: recompile (from the cache)
 		// under the plugin's own, then drop the probe.
 		probe := e
-		if e, err = h.compile(ctx, wasm, limits); err != nil {
+		if e, err = h.compile(ctx, rewritten, limits); err != nil {
 			return nil, err
 		}
 		built = closers{e.close}
@@ -86,9 +91,9 @@ func (h *Host) Load(ctx context.Context, wasm []byte) (_ *Plugin, err error) {
 	return p, nil
 }
 
-// compile compiles the module and picks its engine: the Extism ABI's for a
-// module it accepts, ABI v1's for the rest, which must then satisfy ABI
-// v1's imports and fixed exports.
+// compile compiles the module, as rewritten by rewrite, and picks its
+// engine: the Extism ABI's for a module it accepts, ABI v1's for the rest,
+// which must then satisfy ABI v1's imports and fixed exports.
 func (h *Host) compile(ctx context.Context, wasm []byte, limits Limits) (engine, error) {
 	rt, err := h.newRuntime(ctx, limits.MemoryPages)
 	if err != nil {
@@ -181,7 +186,7 @@ func writeFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".manifest-*")
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -218,11 +223,12 @@ func (p *Plugin) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, er
 		t = p.content[c.Export]
 	}
 	if t == nil {
-		err := toolError(failure.UnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
+		name, err := c.Tool, toolError(failure.UnknownTool, fmt.Sprintf("%s has no tool %q", p.manifest.Name, c.Tool))
 		if c.Export != "" {
-			err = toolError(failure.UnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
+			name, err = c.Export, toolError(failure.UnknownTool, fmt.Sprintf("%s declares no resource or prompt export %q", p.manifest.Name, c.Export))
 		}
 		p.counters.observe(time.Since(start), err.Code)
+		p.errors.add(name, err.Code)
 		return nil, err
 	}
 	out, terr := p.call(ctx, t, c)
@@ -233,6 +239,7 @@ func (p *Plugin) Call(ctx context.Context, c toolcall.Call) (json.RawMessage, er
 	p.counters.observe(d, code)
 	t.counters.observe(d, code)
 	if terr != nil {
+		p.errors.add(t.Slug, code)
 		return nil, terr
 	}
 	return out, nil
@@ -355,10 +362,10 @@ func classify(ctx context.Context, err error) *failure.Error {
 		return te
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded,
 		errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return toolError(failure.Timeout, "the call did not finish before its deadline")
+		return callEnded(context.DeadlineExceeded)
 	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled,
 		errors.Is(ctx.Err(), context.Canceled):
-		return toolError(failure.Canceled, "the call was canceled")
+		return callEnded(context.Canceled)
 	case errors.As(err, &exit):
 		return toolError(failure.Trap, fmt.Sprintf("the plugin exited with code %d", exit.ExitCode()))
 	case errors.Is(err, ErrClosed):
@@ -390,7 +397,9 @@ func (p *Plugin) callError(ctx context.Context, err error, t *toolEntry) *failur
 func (p *Plugin) Stats() Stats {
 	s := Stats{CallStats: p.counters.snapshot(), Tools: make(map[string]CallStats, len(p.tools))}
 	s.HTTPRequests, s.EgressDenied = p.egress.requests.Load(), p.egress.denied.Load()
-	s.InstancesIdle, s.InstancesBusy, s.MemoryPages = p.pool.counts()
+	pc := p.pool.counts()
+	s.InstancesIdle, s.InstancesBusy, s.PoolUsers, s.MemoryPages, s.MaxPages = pc.idle, pc.busy, pc.users, pc.pages, pc.maxPages
+	s.Recent = p.errors.list()
 	for slug, t := range p.tools {
 		s.Tools[slug] = t.counters.snapshot()
 	}

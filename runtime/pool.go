@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -26,14 +25,12 @@ type pool struct {
 	mu     sync.Mutex
 	idle   map[string][]*instance // per user, most recently used last
 	nIdle  int
+	busy   map[*instance]struct{} // instances running a call
 	closed bool
-
-	busy      atomic.Int64
-	busyPages atomic.Int64 // pages of busy instances, as measured when each was last released
 }
 
 func newPool(cfg PoolConfig, create func(ctx context.Context, user string) (*instance, error)) *pool {
-	return &pool{cfg: cfg, new: create, idle: map[string][]*instance{}}
+	return &pool{cfg: cfg, new: create, idle: map[string][]*instance{}, busy: map[*instance]struct{}{}}
 }
 
 // acquire returns an idle instance of the user's, or a new one.
@@ -49,32 +46,38 @@ func (p *pool) acquire(ctx context.Context, user string) (*instance, error) {
 		list[len(list)-1] = nil
 		p.setIdle(user, list[:len(list)-1])
 		p.nIdle--
+		p.busy[in] = struct{}{}
 	}
 	p.mu.Unlock()
-	if in == nil {
-		var err error
-		if in, err = p.new(ctx, user); err != nil {
-			return nil, err
-		}
+	if in != nil {
+		return in, nil
 	}
-	p.busy.Add(1)
-	p.busyPages.Add(int64(in.pages))
+	in, err := p.new(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.busy[in] = struct{}{}
+	p.mu.Unlock()
 	return in, nil
 }
 
 // release returns a healthy instance to its user's idle list and closes a
 // broken one. The oldest idle instances go first when a cap is exceeded.
 func (p *pool) release(ctx context.Context, in *instance, healthy bool) {
-	p.busy.Add(-1)
-	p.busyPages.Add(-int64(in.pages))
 	if !healthy {
+		p.mu.Lock()
+		delete(p.busy, in)
+		p.mu.Unlock()
 		in.close(ctx)
 		return
 	}
-	in.lastUsed = time.Now()
-	in.pages = in.memoryPages()
+	pages := in.memoryPages()
 	var evict []*instance
 	p.mu.Lock()
+	delete(p.busy, in)
+	in.lastUsed = time.Now()
+	in.pages = pages
 	if p.closed {
 		p.mu.Unlock()
 		in.close(ctx)
@@ -152,14 +155,31 @@ func (p *pool) close(ctx context.Context) {
 	}
 }
 
-// counts reports idle and busy instances and the memory pages they hold.
-func (p *pool) counts() (idle, busy int, pages uint64) {
+// poolCounts is what a pool holds at one moment.
+type poolCounts struct {
+	idle, busy int
+	users      int    // users with idle instances
+	pages      uint64 // memory pages of every instance
+	maxPages   uint64 // memory pages of the largest instance
+}
+
+// counts reports idle and busy instances and the memory pages they hold; a
+// busy instance counts with its size when it was last released.
+func (p *pool) counts() poolCounts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	c := poolCounts{idle: p.nIdle, busy: len(p.busy), users: len(p.idle)}
+	add := func(in *instance) {
+		c.pages += in.pages
+		c.maxPages = max(c.maxPages, in.pages)
+	}
 	for _, list := range p.idle {
 		for _, in := range list {
-			pages += in.pages
+			add(in)
 		}
 	}
-	return p.nIdle, int(p.busy.Load()), pages + uint64(p.busyPages.Load())
+	for in := range p.busy {
+		add(in)
+	}
+	return c
 }

@@ -123,8 +123,8 @@ func TestPool_release_caps(t *testing.T) {
 			if got := guests.closedIDs(); fmt.Sprint(got) != fmt.Sprint(tt.wantClosed) {
 				t.Errorf("closed guests %v, want %v", got, tt.wantClosed)
 			}
-			if idle, busyN, pages := p.counts(); idle != tt.wantIdle || busyN != 0 || pages != uint64(2*tt.wantIdle) {
-				t.Errorf("counts = %d idle, %d busy, %d pages; want %d idle, 0 busy, %d pages", idle, busyN, pages, tt.wantIdle, 2*tt.wantIdle)
+			if c := p.counts(); c.idle != tt.wantIdle || c.busy != 0 || c.pages != uint64(2*tt.wantIdle) {
+				t.Errorf("counts = %d idle, %d busy, %d pages; want %d idle, 0 busy, %d pages", c.idle, c.busy, c.pages, tt.wantIdle, 2*tt.wantIdle)
 			}
 		})
 	}
@@ -156,7 +156,7 @@ func TestPool_evictIdle(t *testing.T) {
 	}
 	p.release(ctx, fresh, true)
 	p.evictIdle(ctx, time.Now().Add(time.Millisecond))
-	if idle, _, _ := p.counts(); idle != 0 || len(guests.closedIDs()) != len(guests.all) {
+	if idle := p.counts().idle; idle != 0 || len(guests.closedIDs()) != len(guests.all) {
 		t.Fatalf("after evicting everything: %d idle, closed %v of %d", idle, guests.closedIDs(), len(guests.all))
 	}
 }
@@ -222,8 +222,8 @@ func TestPool_hammer(t *testing.T) {
 	if crossed.Load() != 0 || shared.Load() != 0 {
 		t.Fatalf("%d acquisitions got another user's instance, %d got one in use or closed", crossed.Load(), shared.Load())
 	}
-	if idle, busy, _ := p.counts(); busy != 0 || idle > 8 {
-		t.Fatalf("after the hammer: %d idle (cap 8), %d busy", idle, busy)
+	if c := p.counts(); c.busy != 0 || c.idle > 8 {
+		t.Fatalf("after the hammer: %d idle (cap 8), %d busy", c.idle, c.busy)
 	}
 }
 

@@ -80,8 +80,21 @@ type Config struct {
 	// ConnectWindow is how long a user has to finish connecting an
 	// integration after connect (CONNECT_WINDOW_SECONDS).
 	ConnectWindow time.Duration
-	// WorkbenchRoot is the root of the exec workspaces (WORKBENCH_ROOT).
+	// WorkbenchRoot is the root of the exec workspaces (WORKBENCH_ROOT);
+	// empty means DataDir/workspaces.
 	WorkbenchRoot string
+	// WorkbenchMaxBytes caps the file bytes of one exec workspace
+	// (WORKBENCH_MAX_BYTES); zero means 512 MiB.
+	WorkbenchMaxBytes int64
+	// WorkbenchMaxFiles caps the entries of one exec workspace
+	// (WORKBENCH_MAX_FILES); zero means 10 000.
+	WorkbenchMaxFiles int
+	// WorkbenchMaxPlans caps one user's exec workspaces
+	// (WORKBENCH_MAX_PLANS); zero means 20.
+	WorkbenchMaxPlans int
+	// WorkbenchIdle is how long an unused exec workspace lives
+	// (WORKBENCH_IDLE_SECONDS); zero means 24 hours.
+	WorkbenchIdle time.Duration
 	// EgressAllowPrivate lets plugins reach loopback and private addresses
 	// (EGRESS_ALLOW_PRIVATE); for development and tests only.
 	EgressAllowPrivate bool
@@ -90,6 +103,18 @@ type Config struct {
 	JotMaxBytes int64
 	// JotMaxFiles caps the files of one jot (JOTS_MAX_FILES); zero means 1000.
 	JotMaxFiles int
+	// JotMaxPerUser caps the jots of one user (JOTS_MAX_PER_USER); zero
+	// means 100.
+	JotMaxPerUser int
+	// JotMaxBytesPerUser caps the file content of all of one user's jots
+	// (JOTS_MAX_BYTES_PER_USER); zero means 100 MiB.
+	JotMaxBytesPerUser int64
+	// JotsPublicURL, when set, is the separate origin jots are served from
+	// (JOTS_PUBLIC_URL, such as https://jots.example.net): its host must
+	// differ from PublicURL's, /j/ on the app's host redirects there, and
+	// that host answers nothing but /j/ (and the probes). Empty serves jots
+	// under PublicURL.
+	JotsPublicURL string
 	// JotUploadTTL is how long a jot upload URL works
 	// (JOTS_UPLOAD_TTL_SECONDS); zero means 5 minutes.
 	JotUploadTTL time.Duration
@@ -102,6 +127,9 @@ type Config struct {
 	// each) running at once (PASSWORD_HASH_CONCURRENCY); zero means the
 	// number of CPUs.
 	PasswordHashConcurrency int
+	// MetricsToken, when set, must come as a bearer token with every
+	// scrape of /metrics (METRICS_TOKEN); empty leaves /metrics open.
+	MetricsToken string
 
 	// Announce is where the first start prints the first admin's one-time
 	// sign-in link and API token, shown once. It is not read from the
@@ -126,6 +154,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		BuiltinPluginsDir: getenv("BUILTIN_PLUGINS_DIR"),
 		ToolSurface:       ToolSurface(getenv("MCP_TOOL_SURFACE")),
 		WorkbenchRoot:     getenv("WORKBENCH_ROOT"),
+		JotsPublicURL:     getenv("JOTS_PUBLIC_URL"),
+		MetricsToken:      getenv("METRICS_TOKEN"),
 	}
 	if v := getenv("ENCRYPTION_KEY"); v != "" {
 		key, err := parseEncryptionKey(v)
@@ -179,7 +209,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"JOTS_MAX_BYTES", 1, 1 << 30, func(v int64) { cfg.JotMaxBytes = v }},
 		{"JOTS_MAX_FILES", 1, 100000, func(v int64) { cfg.JotMaxFiles = int(v) }},
 		{"JOTS_UPLOAD_TTL_SECONDS", 1, 86400, func(v int64) { cfg.JotUploadTTL = time.Duration(v) * time.Second }},
+		{"JOTS_MAX_PER_USER", 1, 1000000, func(v int64) { cfg.JotMaxPerUser = int(v) }},
+		{"JOTS_MAX_BYTES_PER_USER", 1, 1 << 40, func(v int64) { cfg.JotMaxBytesPerUser = v }},
 		{"PASSWORD_HASH_CONCURRENCY", 1, 256, func(v int64) { cfg.PasswordHashConcurrency = int(v) }},
+		{"WORKBENCH_MAX_BYTES", 1, 1 << 40, func(v int64) { cfg.WorkbenchMaxBytes = v }},
+		{"WORKBENCH_MAX_FILES", 1, 10_000_000, func(v int64) { cfg.WorkbenchMaxFiles = int(v) }},
+		{"WORKBENCH_MAX_PLANS", 1, 10_000, func(v int64) { cfg.WorkbenchMaxPlans = int(v) }},
+		{"WORKBENCH_IDLE_SECONDS", 60, 365 * 86400, func(v int64) { cfg.WorkbenchIdle = time.Duration(v) * time.Second }},
 	} {
 		v := getenv(n.name)
 		if v == "" {
@@ -221,6 +257,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.PublicURL = "http://" + cfg.ListenAddr
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	cfg.JotsPublicURL = strings.TrimRight(cfg.JotsPublicURL, "/")
 	if cfg.DataDir == "" {
 		cfg.DataDir = DefaultDataDir
 	}
@@ -252,6 +289,9 @@ func (cfg Config) Validate() error {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("%w: SERVER_PUBLIC_URL: %q must not have a query or fragment", ErrConfig, cfg.PublicURL)
 	}
+	if err := cfg.validateJotsURL(u); err != nil {
+		return err
+	}
 	if cfg.EncryptionKey != nil && len(cfg.EncryptionKey) != encryptionKeyBytes {
 		return fmt.Errorf("%w: ENCRYPTION_KEY: key is %d bytes, want %d", ErrConfig, len(cfg.EncryptionKey), encryptionKeyBytes)
 	}
@@ -270,6 +310,23 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.BrowserSessionTTL < time.Second {
 		return fmt.Errorf("%w: BROWSER_SESSION_TTL_SECONDS: %v is shorter than one second", ErrConfig, cfg.BrowserSessionTTL)
+	}
+	return nil
+}
+
+// validateJotsURL checks JOTS_PUBLIC_URL against the app's public URL.
+func (cfg Config) validateJotsURL(app *url.URL) error {
+	if cfg.JotsPublicURL == "" {
+		return nil
+	}
+	u, err := url.Parse(cfg.JotsPublicURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%w: JOTS_PUBLIC_URL: %q is not an absolute http(s) URL", ErrConfig, cfg.JotsPublicURL)
+	case u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("%w: JOTS_PUBLIC_URL: %q must be an origin only (scheme, host, port), without path, query or user", ErrConfig, cfg.JotsPublicURL)
+	case strings.EqualFold(u.Hostname(), app.Hostname()):
+		return fmt.Errorf("%w: JOTS_PUBLIC_URL: host %q is SERVER_PUBLIC_URL's host; jots need another host name (cookies do not tell ports apart)", ErrConfig, u.Hostname())
 	}
 	return nil
 }

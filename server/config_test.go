@@ -65,6 +65,10 @@ func TestConfigFromEnv(t *testing.T) {
 				"JOTS_MAX_BYTES":              "1048576",
 				"JOTS_MAX_FILES":              "20",
 				"JOTS_UPLOAD_TTL_SECONDS":     "60",
+				"WORKBENCH_MAX_BYTES":         "4096",
+				"WORKBENCH_MAX_FILES":         "50",
+				"WORKBENCH_MAX_PLANS":         "3",
+				"WORKBENCH_IDLE_SECONDS":      "3600",
 			},
 			want: Config{
 				ListenAddr:         "127.0.0.1:0",
@@ -83,6 +87,10 @@ func TestConfigFromEnv(t *testing.T) {
 				JotMaxBytes:        1 << 20,
 				JotMaxFiles:        20,
 				JotUploadTTL:       time.Minute,
+				WorkbenchMaxBytes:  4096,
+				WorkbenchMaxFiles:  50,
+				WorkbenchMaxPlans:  3,
+				WorkbenchIdle:      time.Hour,
 			},
 		},
 		{
@@ -138,10 +146,20 @@ func TestConfigFromEnv_Errors(t *testing.T) {
 		{"jot bytes", map[string]string{"JOTS_MAX_BYTES": "5MiB"}, "JOTS_MAX_BYTES", `"5MiB" is not a whole number from 1 to 1073741824`},
 		{"jot files", map[string]string{"JOTS_MAX_FILES": "0"}, "JOTS_MAX_FILES", "from 1 to 100000"},
 		{"jot upload ttl", map[string]string{"JOTS_UPLOAD_TTL_SECONDS": "86401"}, "JOTS_UPLOAD_TTL_SECONDS", "from 1 to 86400"},
+		{"workbench bytes", map[string]string{"WORKBENCH_MAX_BYTES": "512MiB"}, "WORKBENCH_MAX_BYTES", `"512MiB" is not a whole number from 1 to 1099511627776`},
+		{"workbench files", map[string]string{"WORKBENCH_MAX_FILES": "0"}, "WORKBENCH_MAX_FILES", "from 1 to 10000000"},
+		{"workbench plans", map[string]string{"WORKBENCH_MAX_PLANS": "-1"}, "WORKBENCH_MAX_PLANS", "from 1 to 10000"},
+		{"workbench idle", map[string]string{"WORKBENCH_IDLE_SECONDS": "59"}, "WORKBENCH_IDLE_SECONDS", "from 60 to 31536000"},
+		{"jots per user", map[string]string{"JOTS_MAX_PER_USER": "0"}, "JOTS_MAX_PER_USER", "from 1 to 1000000"},
+		{"jot bytes per user", map[string]string{"JOTS_MAX_BYTES_PER_USER": "100MiB"}, "JOTS_MAX_BYTES_PER_USER", "not a whole number"},
 		{"listen addr", map[string]string{"LISTEN_ADDR": "8420"}, "LISTEN_ADDR", "not host:port"},
 		{"public url relative", map[string]string{"SERVER_PUBLIC_URL": "wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},
 		{"public url scheme", map[string]string{"SERVER_PUBLIC_URL": "ftp://wb.example.com"}, "SERVER_PUBLIC_URL", "not an absolute http(s) URL"},
 		{"public url query", map[string]string{"SERVER_PUBLIC_URL": "https://wb.example.com/?a=b"}, "SERVER_PUBLIC_URL", "query"},
+		{"jots url relative", map[string]string{"JOTS_PUBLIC_URL": "jots.example.net"}, "JOTS_PUBLIC_URL", "not an absolute http(s) URL"},
+		{"jots url path", map[string]string{"JOTS_PUBLIC_URL": "https://jots.example.net/j"}, "JOTS_PUBLIC_URL", "origin only"},
+		{"jots url same host", map[string]string{"SERVER_PUBLIC_URL": "https://wb.example.com", "JOTS_PUBLIC_URL": "https://WB.example.com:8443"},
+			"JOTS_PUBLIC_URL", "another host name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
+	"github.com/workbench-dev/workbench/server/internal/metrics"
+	"github.com/workbench-dev/workbench/server/internal/modules"
 	"github.com/workbench-dev/workbench/server/internal/oauthserver"
 	"github.com/workbench-dev/workbench/server/internal/portal"
 	"github.com/workbench-dev/workbench/server/internal/proxy"
@@ -26,6 +28,8 @@ import (
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
 	"github.com/workbench-dev/workbench/server/internal/store/backend"
+	wbexec "github.com/workbench-dev/workbench/server/internal/workbench"
+	"github.com/workbench-dev/workbench/server/internal/workbench/workspace"
 )
 
 // open opens the store and builds every service, the plugin host, the
@@ -47,12 +51,18 @@ func (s *Server) open(ctx context.Context) error {
 
 	// The native integrations, then the catalog that holds them and every
 	// plugin loaded later.
-	jotsSvc, err := jots.New(jots.Options{Store: st, PublicURL: cfg.PublicURL, Limits: jotLimits(cfg),
+	jotsSvc, err := jots.New(jots.Options{Store: st, PublicURL: cfg.PublicURL, JotsURL: cfg.JotsPublicURL, Limits: jotLimits(cfg),
 		Passwords: passwords, ClientAddr: cfg.TrustedProxies, Logger: logger.With("component", "jots")})
 	if err != nil {
 		return err
 	}
 	s.services = append(s.services, jotsSvc)
+	workbenchSvc, err := wbexec.New(wbexec.Options{Root: workbenchRoot(cfg), Limits: workbenchLimits(cfg),
+		Logger: logger.With("component", "workbench")})
+	if err != nil {
+		return fmt.Errorf("WORKBENCH_ROOT: %w", err)
+	}
+	s.services = append(s.services, workbenchSvc)
 	browsers, err := browser.NewManager(browser.Options{Dir: filepath.Join(cfg.DataDir, "browser"), TTL: cfg.BrowserSessionTTL,
 		MaxSessions: cfg.BrowserMaxSessions, NoSandbox: cfg.BrowserAllowNoSandbox,
 		Egress: egress.NewClient(egress.Options{AllowPrivate: cfg.EgressAllowPrivate}), Logger: logger.With("component", "browser")})
@@ -61,7 +71,9 @@ func (s *Server) open(ctx context.Context) error {
 	}
 	s.services = append(s.services, browsers)
 	if s.reg, err = registry.New(logger.With("component", "registry"),
-		registry.Native(jots.Manifest(jotLimits(cfg)), jotsSvc), registry.Native(browser.Manifest(), browsers)); err != nil {
+		registry.Native(jots.Manifest(jotLimits(cfg)), jotsSvc),
+		registry.Native(wbexec.Manifest(workbenchLimits(cfg)), workbenchSvc),
+		registry.Native(browser.Manifest(), browsers)); err != nil {
 		return err
 	}
 
@@ -100,6 +112,11 @@ func (s *Server) open(ctx context.Context) error {
 		return err
 	}
 
+	apps, err := newCustomApps(cfg, st, conns, s.reg, logger.With("component", "customapps"))
+	if err != nil {
+		return err
+	}
+
 	// The MCP endpoint over the catalog and the services.
 	var authenticator mcp.Authenticator = tokens{store: st, oauth: oauth, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}
 	if cfg.MCPAuthenticator != nil {
@@ -114,6 +131,7 @@ func (s *Server) open(ctx context.Context) error {
 	if s.mcp, err = mcp.New(mcp.Options{
 		RequestStateKey: stateKey,
 		Catalog:         s.reg,
+		Apps:            apps,
 		CurlSessions:    curlSessions{proxySvc},
 		Authenticator:   authenticator,
 		Connections:     userConnections{Service: conns, flow: connectSvc},
@@ -131,6 +149,10 @@ func (s *Server) open(ctx context.Context) error {
 	if err := s.ensureAdmin(ctx, st); err != nil {
 		return err
 	}
+	guard, err := hostGuard(cfg, logger.With("component", "hostguard"))
+	if err != nil {
+		return err
+	}
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		ErrorHandler:          httpapi.ErrorHandler(logger.With("component", "http")),
@@ -140,8 +162,20 @@ func (s *Server) open(ctx context.Context) error {
 		// each call has its own deadline.
 		StreamRequestBody: true, // the proxy and jot uploads stream; BoundBodies keeps the limit elsewhere
 	})
-	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix))
+	// /metrics before the host guard: scrapers address replicas by IP, and
+	// METRICS_TOKEN protects it.
+	obs := metrics.New(metrics.Options{Catalog: s.reg, Token: cfg.MetricsToken})
+	s.app.Use(obs.Middleware())
+	obs.Mount(s.app)
+	s.app.Use(guard)
+	s.app.Use(fiberfix.BoundBodies(fiber.DefaultBodyLimit, proxy.Route, jots.UploadPrefix, modules.Route))
 	api := httpapi.Register(s.app, httpapi.Deps{Health: s, Ready: s, Callers: apiCallers{store: st, portal: portalSvc, cache: accounts.NewTokenCache(accounts.TokenCacheOptions{})}})
+	modulesSvc, err := modules.New(modules.Options{Catalog: s.reg, Host: s.host, Refresher: s.mcp, Loading: s.loading.Load,
+		UploadDir: filepath.Join(cfg.DataDir, "plugins-uploaded"), Logger: logger.With("component", "modules")})
+	if err != nil {
+		return err
+	}
+	modulesSvc.Mount(api.Admin)
 	browsers.Mount(api.User)
 	portalSvc.Mount(s.app)
 	oauth.Mount(s.app)
@@ -161,7 +195,23 @@ func newKeyring(cfg Config) *secrets.Keyring {
 
 // jotLimits returns the jot limits cfg sets; zero fields mean the defaults.
 func jotLimits(cfg Config) jots.Limits {
-	return jots.Limits{MaxBytes: cfg.JotMaxBytes, MaxFiles: cfg.JotMaxFiles, UploadTTL: cfg.JotUploadTTL}
+	return jots.Limits{MaxBytes: cfg.JotMaxBytes, MaxFiles: cfg.JotMaxFiles, UploadTTL: cfg.JotUploadTTL,
+		MaxJotsPerUser: cfg.JotMaxPerUser, MaxBytesPerUser: cfg.JotMaxBytesPerUser}
+}
+
+// workbenchRoot returns WORKBENCH_ROOT, by default DATA_DIR/workspaces.
+func workbenchRoot(cfg Config) string {
+	if cfg.WorkbenchRoot != "" {
+		return cfg.WorkbenchRoot
+	}
+	return filepath.Join(cfg.DataDir, "workspaces")
+}
+
+// workbenchLimits returns the exec workspace limits cfg sets; zero fields
+// mean the defaults.
+func workbenchLimits(cfg Config) workspace.Limits {
+	return workspace.Limits{MaxBytes: cfg.WorkbenchMaxBytes, MaxFiles: cfg.WorkbenchMaxFiles,
+		MaxPlans: cfg.WorkbenchMaxPlans, Idle: cfg.WorkbenchIdle}
 }
 
 // ensureAdmin creates the first admin on a store without users and prints

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/runtime/credential"
 	"github.com/workbench-dev/workbench/server/internal/accounts"
 	"github.com/workbench-dev/workbench/server/internal/connect"
 	"github.com/workbench-dev/workbench/server/internal/connections"
+	"github.com/workbench-dev/workbench/server/internal/customapps"
 	"github.com/workbench-dev/workbench/server/internal/httpapi"
 	"github.com/workbench-dev/workbench/server/internal/mcp"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
@@ -37,34 +39,32 @@ var _ mcp.Authenticator = tokens{}
 
 func (a tokens) Authenticate(ctx context.Context, bearer string) (mcp.Principal, error) {
 	id, err := a.cache.Resolve(ctx, bearer, func(ctx context.Context) (accounts.Identity, error) {
-		userID, scopes := "", oauthserver.RequiredScopes() // an API token may do everything
-		tok, err := accounts.Authenticate(ctx, a.store, bearer)
-		switch {
-		case errors.Is(err, failure.ErrUnauthenticated):
-			// Not an API token: an OAuth access token issued for /mcp?
-			at, oerr := a.oauth.Authenticate(ctx, bearer)
-			if errors.Is(oerr, failure.ErrUnauthenticated) {
-				return accounts.Identity{}, err
-			}
-			if oerr != nil {
-				return accounts.Identity{}, oerr
-			}
-			userID, scopes = at.UserID, oauthserver.ScopesOf(at)
-		case err != nil:
+		id, err := accounts.IdentityOf(ctx, a.store, bearer)
+		if !errors.Is(err, failure.ErrUnauthenticated) {
+			return id, err // an API token may do everything (nil scopes)
+		}
+		// Not an API token: an OAuth access token issued for /mcp?
+		at, oerr := a.oauth.Authenticate(ctx, bearer)
+		if errors.Is(oerr, failure.ErrUnauthenticated) {
 			return accounts.Identity{}, err
-		default:
-			userID = tok.UserID
 		}
-		u, err := a.store.User(ctx, userID)
-		if err != nil {
-			return accounts.Identity{}, fmt.Errorf("token of user %s: %w", userID, err)
+		if oerr != nil {
+			return accounts.Identity{}, oerr
 		}
-		return accounts.Identity{User: u, Scopes: scopes}, nil
+		u, uerr := a.store.User(ctx, at.UserID)
+		if uerr != nil {
+			return accounts.Identity{}, fmt.Errorf("token of user %s: %w", at.UserID, uerr)
+		}
+		return accounts.Identity{User: u, Scopes: oauthserver.ScopesOf(at)}, nil
 	})
 	if err != nil {
 		return mcp.Principal{}, err
 	}
-	return mcp.Principal{UserID: id.User.ID, TenantID: id.User.TenantID, Email: id.User.Email, Scopes: id.Scopes}, nil
+	scopes := id.Scopes
+	if scopes == nil {
+		scopes = oauthserver.RequiredScopes()
+	}
+	return mcp.Principal{UserID: id.User.ID, TenantID: id.User.TenantID, Email: id.User.Email, Scopes: scopes}, nil
 }
 
 // apiCallers authenticates /api requests: API tokens (through their own
@@ -80,15 +80,7 @@ var _ httpapi.Callers = apiCallers{}
 
 func (a apiCallers) Bearer(ctx context.Context, token string) (httpapi.Caller, error) {
 	id, err := a.cache.Resolve(ctx, token, func(ctx context.Context) (accounts.Identity, error) {
-		tok, err := accounts.Authenticate(ctx, a.store, token)
-		if err != nil {
-			return accounts.Identity{}, err
-		}
-		u, err := a.store.User(ctx, tok.UserID)
-		if err != nil {
-			return accounts.Identity{}, fmt.Errorf("token of user %s: %w", tok.UserID, err)
-		}
-		return accounts.Identity{User: u}, nil
+		return accounts.IdentityOf(ctx, a.store, token)
 	})
 	if err != nil {
 		return httpapi.Caller{}, err
@@ -143,4 +135,22 @@ func (p curlSessions) Mint(ctx context.Context, userID string, integrations []st
 		return metatools.CurlSession{}, err
 	}
 	return metatools.CurlSession{Token: m.Token, ExpiresAt: m.ExpiresAt, Endpoints: m.Endpoints}, nil
+}
+
+// appCredentials keeps custom apps' bearer tokens as connections keyed by
+// the app's id: sealed like every credential, re-sealed by key rotation.
+type appCredentials struct{ conns *connections.Service }
+
+var _ customapps.Credentials = appCredentials{}
+
+func (c appCredentials) SealBearer(ctx context.Context, userID, appID, token string) (store.Connection, error) {
+	return c.conns.Seal(ctx, userID, appID, connections.Secret{Mode: credential.ModeOAuth2, Credential: credential.Credential{AccessToken: token}})
+}
+
+func (c appCredentials) Bearer(ctx context.Context, userID, appID string) (string, error) {
+	cred, err := c.conns.Credential(ctx, userID, appID)
+	if err != nil {
+		return "", err
+	}
+	return cred.AccessToken, nil
 }

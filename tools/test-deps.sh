@@ -79,3 +79,6 @@ npm_ci runtime/testdata/extismas
 # The MCP TypeScript SDK client, the official conformance suites and the
 # Node 22 they need (npm package "node").
 npm_ci tools/conformance
+# The reference MCP server (server-everything) the custom apps interop test
+# adds as a user's app.
+npm_ci tools/everything

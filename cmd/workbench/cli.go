@@ -25,6 +25,10 @@ Commands:
   user login-link --email E              print a one-time portal sign-in link (15 minutes)
   token create --email E [--name N]      mint an API token for a user; prints it as the last line
   token revoke --email E TOKEN_ID        revoke one of a user's API tokens
+  app add --email E --name N --url U [--auth none|manual] [--bearer TOKEN]
+                                         add a user's custom app (their own MCP server)
+  app ls --email E                       list a user's custom apps
+  app rm --email E --name N              remove a user's custom app and its credential
   keys rotate                            re-seal stored credentials under a new encryption key
   audit proxy [--email E] [--integration I] [--limit N] [--json]
                                          list the calls curl sessions made through the proxy
@@ -34,6 +38,12 @@ Commands:
   plugin inspect [--json] FILE.wasm      show a plugin's manifest, imports, exports and ABI v1 problems
   plugin call [flags] FILE.wasm TOOL [JSON]
                                          run one tool of a plugin locally and print its result
+  modules ls                             list a running server's modules with their counters (admins;
+                                         --server URL, token in WORKBENCH_TOKEN)
+  modules inspect NAME                   show one module in full (JSON)
+  modules reload NAME                    read a module's file again and swap the new version in
+  modules unload NAME                    unload a module; calls in flight finish first
+  modules load FILE.wasm                 upload a module (replaces the module of the same name)
   help [command]                         show this help, or the flags of a command
 
 Run 'workbench help <command>' for a command's flags.
@@ -59,7 +69,8 @@ type command struct {
 
 func commands() []*command {
 	return []*command{serveCommand(), migrateCommand(), userAddCommand(), userLoginLinkCommand(), tokenCreateCommand(), tokenRevokeCommand(),
-		keysRotateCommand(), auditProxyCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand()}
+		appAddCommand(), appLsCommand(), appRmCommand(), keysRotateCommand(), auditProxyCommand(), pluginNewCommand(), pluginBuildCommand(), pluginInspectCommand(), pluginCallCommand(),
+		modulesLsCommand(), modulesInspectCommand(), modulesReloadCommand(), modulesUnloadCommand(), modulesLoadCommand()}
 }
 
 // run executes the command line args and returns the exit code.

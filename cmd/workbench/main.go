@@ -13,6 +13,7 @@
 //	workbench plugin build DIR
 //	workbench plugin inspect [--json] FILE.wasm
 //	workbench plugin call [flags] FILE.wasm TOOL [JSON]
+//	workbench modules ls|inspect NAME|reload NAME|unload NAME|load FILE.wasm [--server URL] [--json]
 //	workbench help [command]
 //
 // The server is configured by environment variables (see README.md).

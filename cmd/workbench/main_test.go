@@ -103,7 +103,7 @@ func TestRun_Usage(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"unknown plugin subcommand", []string{"plugin", "frob"}, 2, "", `unknown command "plugin frob"`},
 		{"plugin alone", []string{"plugin"}, 2, "", `unknown command "plugin"`},
-		{"later commands are not stubbed", []string{"modules", "ls"}, 2, "", `unknown command "modules ls"`},
+		{"later commands are not stubbed", []string{"modules", "rollback", "x"}, 2, "", `unknown command "modules rollback"`},
 		{"user add without an email", []string{"user", "add"}, 2, "", "want --email and no arguments"},
 		{"user add with an argument", []string{"user", "add", "--email", "a@example.com", "extra"}, 2, "", "want --email and no arguments"},
 		{"token revoke without an id", []string{"token", "revoke", "--email", "a@example.com"}, 2, "", "want --email and exactly one TOKEN_ID"},

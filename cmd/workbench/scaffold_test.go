@@ -91,7 +91,10 @@ func TestPluginNew_Languages(t *testing.T) {
 				{[]string{wasm, ident + "_hello", `{"name":"x"}`}, 0, `{"greeting":"Hello, x!"}`, ""},
 				{[]string{wasm, ident + "_hello", `{}`}, 1, "", "INVALID_ARGUMENTS"},
 				{[]string{"--allow-private", "--base-url", api.URL, wasm, ident + "_status"}, 0, `{"up":true}`, ""},
-				{[]string{"--base-url", api.URL, wasm, ident + "_status"}, 1, "", "EGRESS_DENIED"},
+				// The operator's base URL is exempt for its own integration;
+				// a metadata address never is.
+				{[]string{"--base-url", api.URL, wasm, ident + "_status"}, 0, `{"up":true}`, ""},
+				{[]string{"--base-url", "http://169.254.169.254", wasm, ident + "_status"}, 1, "", "EGRESS_DENIED"},
 			}
 			for _, c := range calls {
 				code, stdout, stderr := runCLI(t, nil, append([]string{"plugin", "call"}, c.args...)...)

@@ -37,7 +37,9 @@ func (ABI) Accepts(compiled wazero.CompiledModule) bool {
 	return false
 }
 
-// Compile compiles an Extism plugin under the given limits. Extism's own
+// Compile compiles an Extism plugin, already rewritten by the host with the
+// interrupt check, under the given limits. The check's import is served by
+// runtime.Interrupt, so wazero's own check stays off. Extism's own
 // http_request is given no allowed host, so it refuses every request:
 // go-sdk's client does not apply Workbench's address rules (a declared host
 // resolving to a private address would be reachable), so the only way out
@@ -53,15 +55,21 @@ func (ABI) Compile(ctx context.Context, wasm []byte, cache wazero.CompilationCac
 	}
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithCompilationCache(cache).
-		WithMemoryLimitPages(limits.MemoryPages).
-		WithCloseOnContextDone(true)
+		WithMemoryLimitPages(limits.MemoryPages)
 	httpFn := extism.NewHostFunctionWithStack(httpImport, httpRequest, []extism.ValueType{extism.ValueTypeI64}, []extism.ValueType{extism.ValueTypeI64})
 	httpFn.SetNamespace(userModule)
-	compiled, err := extism.NewCompiledPlugin(ctx, em, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, []extism.HostFunction{httpFn})
+	interruptFn := extism.NewHostFunctionWithStack(runtime.InterruptImport.Name, interrupt, nil, []extism.ValueType{extism.ValueTypeI32})
+	interruptFn.SetNamespace(runtime.InterruptImport.Module)
+	compiled, err := extism.NewCompiledPlugin(ctx, em, extism.PluginConfig{RuntimeConfig: rc, EnableWasi: true}, []extism.HostFunction{httpFn, interruptFn})
 	if err != nil {
 		return nil, fmt.Errorf("not a loadable Extism plugin: %w", err)
 	}
 	return module{compiled}, nil
+}
+
+// interrupt serves the interrupt check's import (runtime.InterruptImport).
+func interrupt(ctx context.Context, _ *extism.CurrentPlugin, stack []uint64) {
+	stack[0] = uint64(runtime.Interrupt(ctx))
 }
 
 // module is a compiled Extism plugin.

@@ -29,7 +29,11 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 // Reserved integration names are built into the server.
-var reserved = map[string]bool{"browser": true, "jots": true}
+var reserved = map[string]bool{"admin": true, "browser": true, "jots": true, "workbench": true}
+
+// Reserved reports whether name belongs to an integration built into the
+// server, which no plugin (and no custom app) may take.
+func Reserved(name string) bool { return reserved[name] }
 
 // Size limits of manifest fields.
 const (

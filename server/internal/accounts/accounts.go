@@ -107,6 +107,20 @@ func Authenticate(ctx context.Context, st Store, bearer string) (store.Token, er
 	return t, err
 }
 
+// IdentityOf returns the user an API token belongs to (with every scope),
+// or an error wrapping failure.ErrUnauthenticated.
+func IdentityOf(ctx context.Context, st Store, bearer string) (Identity, error) {
+	tok, err := Authenticate(ctx, st, bearer)
+	if err != nil {
+		return Identity{}, err
+	}
+	u, err := st.User(ctx, tok.UserID)
+	if err != nil {
+		return Identity{}, fmt.Errorf("accounts: token of user %s: %w", tok.UserID, err)
+	}
+	return Identity{User: u}, nil
+}
+
 // SetPassword hashes and stores a user's new password.
 func SetPassword(ctx context.Context, st Store, pw *secrets.Passwords, userID, password string) error {
 	hash, err := pw.Hash(ctx, password)

@@ -39,15 +39,22 @@ type healthBody struct {
 	Plugins PluginHealth `json:"plugins"`
 }
 
+// The probe paths: any host may reach them, so that load balancers and
+// orchestrators can probe by address.
+const (
+	HealthPath = "/healthz"
+	ReadyPath  = "/readyz"
+)
+
 // Register adds /healthz, /readyz and /api to app and returns where
 // services add /api routes. The app should use ErrorHandler so that unknown
 // routes and handler errors answer in JSON.
 func Register(app *fiber.App, deps Deps) API {
-	app.Get("/healthz", func(c *fiber.Ctx) error {
+	app.Get(HealthPath, func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderCacheControl, "no-store")
 		return c.JSON(healthBody{Status: "ok", Plugins: deps.Health.PluginHealth()})
 	})
-	app.Get("/readyz", func(c *fiber.Ctx) error {
+	app.Get(ReadyPath, func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderCacheControl, "no-store")
 		ctx, cancel := context.WithTimeout(c.UserContext(), readyTimeout)
 		defer cancel()

@@ -75,7 +75,7 @@ func (s *Service) validToken(j *store.Jot, v string) bool {
 // secureCookies reports whether unlock cookies can be SameSite=None;
 // Secure: over https, and on loopback, which browsers treat as secure.
 func (s *Service) secureCookies() bool {
-	u, err := url.Parse(s.publicURL)
+	u, err := url.Parse(s.origin)
 	if err != nil {
 		return false
 	}

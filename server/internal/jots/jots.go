@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/workbench-dev/workbench/server/internal/clientaddr"
+	"github.com/workbench-dev/workbench/server/internal/hostguard"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball"
 	"github.com/workbench-dev/workbench/server/internal/secrets"
 	"github.com/workbench-dev/workbench/server/internal/store"
@@ -16,19 +17,24 @@ import (
 
 // Default limits.
 const (
-	DefaultMaxBytes   = 5 << 20
-	DefaultMaxFiles   = 1000
-	DefaultUploadTTL  = 5 * time.Minute
-	DefaultRecheck    = time.Second
-	DefaultCacheBytes = 64 << 20
-	sweepInterval     = time.Minute
+	DefaultMaxBytes        = 5 << 20
+	DefaultMaxFiles        = 1000
+	DefaultUploadTTL       = 5 * time.Minute
+	DefaultMaxJotsPerUser  = 100
+	DefaultMaxBytesPerUser = 100 << 20
+	DefaultRecheck         = time.Second
+	DefaultCacheBytes      = 64 << 20
+	sweepInterval          = time.Minute
 )
 
-// Limits bound every jot. Zero fields take the defaults.
+// Limits bound every jot and every user's jots. Zero fields take the
+// defaults.
 type Limits struct {
-	MaxBytes  int64         // file content of one jot (JOTS_MAX_BYTES)
-	MaxFiles  int           // files of one jot (JOTS_MAX_FILES)
-	UploadTTL time.Duration // lifetime of an upload URL (JOTS_UPLOAD_TTL_SECONDS)
+	MaxBytes        int64         // file content of one jot (JOTS_MAX_BYTES)
+	MaxFiles        int           // files of one jot (JOTS_MAX_FILES)
+	UploadTTL       time.Duration // lifetime of an upload URL (JOTS_UPLOAD_TTL_SECONDS), and of a claim never uploaded to
+	MaxJotsPerUser  int           // jots of one user (JOTS_MAX_PER_USER)
+	MaxBytesPerUser int64         // file content of all of one user's jots (JOTS_MAX_BYTES_PER_USER)
 }
 
 func (l Limits) withDefaults() Limits {
@@ -41,13 +47,25 @@ func (l Limits) withDefaults() Limits {
 	if l.UploadTTL <= 0 {
 		l.UploadTTL = DefaultUploadTTL
 	}
+	if l.MaxJotsPerUser <= 0 {
+		l.MaxJotsPerUser = DefaultMaxJotsPerUser
+	}
+	if l.MaxBytesPerUser <= 0 {
+		l.MaxBytesPerUser = DefaultMaxBytesPerUser
+	}
 	return l
 }
 
 // describe spells the limits out for tool descriptions and errors.
 func (l Limits) describe() string {
-	return fmt.Sprintf("%s of file content (JOTS_MAX_BYTES) and %d files (JOTS_MAX_FILES) per jot, upload URLs valid %s (JOTS_UPLOAD_TTL_SECONDS)",
-		byteSize(l.MaxBytes), l.MaxFiles, l.UploadTTL)
+	return fmt.Sprintf("%s of file content (JOTS_MAX_BYTES) and %d files (JOTS_MAX_FILES) per jot, upload URLs valid %s (JOTS_UPLOAD_TTL_SECONDS), "+
+		"%s", byteSize(l.MaxBytes), l.MaxFiles, l.UploadTTL, l.describeQuota())
+}
+
+// describeQuota spells out the per-user bounds.
+func (l Limits) describeQuota() string {
+	return fmt.Sprintf("%d jots (JOTS_MAX_PER_USER) and %s of file content in all (JOTS_MAX_BYTES_PER_USER) per user",
+		l.MaxJotsPerUser, byteSize(l.MaxBytesPerUser))
 }
 
 func (l Limits) tarball() tarball.Limits {
@@ -55,7 +73,11 @@ func (l Limits) tarball() tarball.Limits {
 }
 
 func (l Limits) store() store.JotLimits {
-	return store.JotLimits{MaxFiles: l.MaxFiles, MaxBytes: l.MaxBytes}
+	return store.JotLimits{MaxFiles: l.MaxFiles, MaxBytes: l.MaxBytes, Quota: l.quota()}
+}
+
+func (l Limits) quota() store.JotQuota {
+	return store.JotQuota{MaxJots: l.MaxJotsPerUser, MaxBytes: l.MaxBytesPerUser}
 }
 
 func byteSize(n int64) string {
@@ -79,7 +101,12 @@ type Store interface {
 type Options struct {
 	Store     Store
 	PublicURL string // SERVER_PUBLIC_URL, without a trailing slash
-	Limits    Limits
+	// JotsURL, when set, is the separate origin jots are served from
+	// (JOTS_PUBLIC_URL, another host than PublicURL's): jot and upload URLs
+	// point there, and /j/ requests naming another host are redirected
+	// there. Empty serves jots under PublicURL.
+	JotsURL string
+	Limits  Limits
 	// Recheck is how old a cached jot may get before serving rereads its
 	// row to see changes made on other replicas: zero means DefaultRecheck,
 	// a negative value rereads on every request.
@@ -102,7 +129,8 @@ type Options struct {
 // Service runs the jots tools and serves jots.
 type Service struct {
 	store      Store
-	publicURL  string
+	origin     string           // where jots are served: JotsURL, else PublicURL
+	jotsHost   *hostguard.Hosts // JotsURL's host; nil without JotsURL
 	limits     Limits
 	recheck    time.Duration
 	passwords  *secrets.Passwords
@@ -129,13 +157,20 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		store:      opts.Store,
-		publicURL:  strings.TrimRight(opts.PublicURL, "/"),
+		origin:     strings.TrimRight(opts.PublicURL, "/"),
 		limits:     opts.Limits.withDefaults(),
 		recheck:    opts.Recheck,
 		passwords:  opts.Passwords,
 		clientAddr: opts.ClientAddr,
 		now:        opts.Now,
 		logger:     opts.Logger,
+	}
+	if opts.JotsURL != "" {
+		h, err := hostguard.Only(opts.JotsURL)
+		if err != nil {
+			return nil, fmt.Errorf("%w: jots URL: %v", ErrOptions, err)
+		}
+		s.origin, s.jotsHost = strings.TrimRight(opts.JotsURL, "/"), h
 	}
 	if s.recheck == 0 {
 		s.recheck = DefaultRecheck
@@ -158,10 +193,11 @@ func New(opts Options) (*Service, error) {
 func (s *Service) Limits() Limits { return s.limits }
 
 // URL returns where a jot is served.
-func (s *Service) URL(name string) string { return s.publicURL + "/j/" + name + "/" }
+func (s *Service) URL(name string) string { return s.origin + RoutePrefix + name + "/" }
 
-// Run prunes used and expired upload tokens every minute until ctx
-// ends. The server runs it in one goroutine.
+// Run prunes used and expired upload tokens and releases the claims whose
+// last upload URL expired unused, every minute until ctx ends. The server
+// runs it in one goroutine.
 func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(sweepInterval)
 	defer t.Stop()
@@ -171,11 +207,16 @@ func (s *Service) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		n, err := s.store.PruneJotUploads(ctx)
-		if err != nil && ctx.Err() == nil {
-			s.logger.Warn("pruning jot uploads", "err", err)
-		} else if n > 0 {
-			s.logger.Debug("pruned jot uploads", "uploads", n)
+		for _, sweep := range []struct {
+			what string
+			run  func(context.Context) (int, error)
+		}{{"jot uploads", s.store.PruneJotUploads}, {"lapsed jot claims", s.store.ReleaseJotClaims}} {
+			n, err := sweep.run(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.logger.Warn("sweeping "+sweep.what, "err", err)
+			} else if n > 0 {
+				s.logger.Debug("swept "+sweep.what, "rows", n)
+			}
 		}
 	}
 }

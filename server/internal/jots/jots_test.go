@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/jots"
 	"github.com/workbench-dev/workbench/server/internal/jots/tarball/tarballtest"
+	"github.com/workbench-dev/workbench/server/internal/store"
+	"github.com/workbench-dev/workbench/server/internal/store/storetest"
 )
 
 type entry = tarballtest.Entry
@@ -200,4 +203,64 @@ func TestService_Call(t *testing.T) {
 func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// TestService_Claims reproduces the review's name squatting (one user
+// claimed 205 names, admin and login among them, without uploading, and
+// the claims never lapsed): reserved names are refused, a user's jots and
+// bytes are bounded and the errors name the bound, and a claim never
+// uploaded to is free again once its upload URL expired.
+func TestService_Claims(t *testing.T) {
+	clock := storetest.NewClock(time.Now())
+	f := newFixture(t, func(o *jots.Options) {
+		o.Limits = jots.Limits{UploadTTL: time.Minute, MaxJotsPerUser: 3, MaxBytesPerUser: 150}
+		o.Now = clock.Now
+	}, store.WithClock(clock.Now))
+	deploy := func(u store.User, name string) *failure.Error {
+		_, te := f.call(u, jots.ToolDeploy, map[string]any{"name": name, "access": "public"})
+		return te
+	}
+	tests := []struct {
+		name, jot  string
+		user       store.User
+		code, text string // "" when it succeeds
+	}{
+		{"reserved admin", "admin", f.alice, "INVALID_ARGUMENTS", `"admin" is reserved`},
+		{"reserved login", "login", f.alice, "INVALID_ARGUMENTS", "is reserved"},
+		{"reserved www", "www", f.bob, "INVALID_ARGUMENTS", "is reserved"},
+		{"first", "squat-0", f.alice, "", ""},
+		{"second", "squat-1", f.alice, "", ""},
+		{"third", "squat-2", f.alice, "", ""},
+		{"past the count", "squat-3", f.alice, "LIMIT_EXCEEDED", "the limit of 3 jots per user; the limits are 3 jots (JOTS_MAX_PER_USER)"},
+		{"redeploying one's own", "squat-0", f.alice, "", ""},
+		{"another user's claim", "squat-1", f.bob, "NAME_TAKEN", "taken by another user"},
+	}
+	for _, tt := range tests {
+		te := deploy(tt.user, tt.jot)
+		switch {
+		case tt.code == "" && te != nil:
+			t.Errorf("%s: deploy %s = %v", tt.name, tt.jot, te)
+		case tt.code != "" && (te == nil || string(te.Code) != tt.code || !strings.Contains(te.Message, tt.text)):
+			t.Errorf("%s: deploy %s = %v, want %s saying %q", tt.name, tt.jot, te, tt.code, tt.text)
+		}
+	}
+	// The upload URLs expire unused: the names are free for anyone, and
+	// alice's quota has room again.
+	clock.Advance(2 * time.Minute)
+	if te := deploy(f.bob, "squat-1"); te != nil {
+		t.Fatalf("bob claiming a lapsed name: %v", te)
+	}
+	if te := deploy(f.alice, "fresh"); te != nil {
+		t.Fatalf("alice after her claims lapsed: %v", te)
+	}
+	// Bytes across a user's jots.
+	f.publish("fresh", nil, entry{Name: "index.html", Body: strings.Repeat("x", 100)})
+	status, body := f.put(f.deploy("second", nil), bytes.NewReader(f.build(entry{Name: "index.html", Body: strings.Repeat("y", 60)})))
+	if status != 413 || !strings.Contains(fmt.Sprint(body), "LIMIT_EXCEEDED") || !strings.Contains(fmt.Sprint(body), "over the limit of 150 bytes per user") {
+		t.Fatalf("upload past the user's bytes: %d %v", status, body)
+	}
+	_, te := f.call(f.alice, jots.ToolUpdate, map[string]any{"name": "fresh", "files": []any{map[string]any{"path": "more.txt", "content": strings.Repeat("z", 60)}}})
+	if te == nil || te.Code != failure.LimitExceeded || !strings.Contains(te.Message, "JOTS_MAX_BYTES_PER_USER") {
+		t.Fatalf("update past the user's bytes: %v", te)
+	}
 }

@@ -30,9 +30,28 @@ const requestTimeout = 10 * time.Second
 
 // Mount adds the upload endpoint and /j/<name>/ to r.
 func (s *Service) Mount(r fiber.Router) {
-	r.Put(UploadPrefix+":token", s.upload)
-	r.All("/j/:name", s.serve)
-	r.All("/j/:name/*", s.serve)
+	r.Put(UploadPrefix+":token", s.onJotsHost(s.upload))
+	r.All(RoutePrefix+":name", s.onJotsHost(s.serve))
+	r.All(RoutePrefix+":name/*", s.onJotsHost(s.serve))
+}
+
+// onJotsHost serves with h the requests that name the jots host, and
+// redirects the others there (308, so an upload stays a PUT), when jots
+// have an origin of their own. The app's cookies, host-only, never reach
+// that host.
+func (s *Service) onJotsHost(h fiber.Handler) fiber.Handler {
+	if s.jotsHost == nil {
+		return h
+	}
+	return func(c *fiber.Ctx) error {
+		if s.jotsHost.Admits(string(c.Request().Host())) {
+			return h(c)
+		}
+		baseHeaders(c)
+		loc := s.origin + string(c.Request().RequestURI())
+		c.Response().Header.Set("Location", loc)
+		return textResponse(c, http.StatusPermanentRedirect, "jots are served from "+s.origin+": moved to "+loc)
+	}
 }
 
 // baseHeaders sets the headers every /j/ response carries.

@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
@@ -104,9 +107,12 @@ type deployOutput struct {
 	Example   string `json:"example"`
 }
 
+// RoutePrefix is the path under which jots are served and uploaded.
+const RoutePrefix = "/j/"
+
 // UploadPrefix is the path under which upload URLs live; "_upload" can
 // never be a jot name.
-const UploadPrefix = "/j/_upload/"
+const UploadPrefix = RoutePrefix + "_upload/"
 
 func (s *Service) deploy(ctx context.Context, userID string, in deployInput) (*deployOutput, error) {
 	if err := checkName(in.Name); err != nil {
@@ -131,7 +137,7 @@ func (s *Service) deploy(ctx context.Context, userID string, in deployInput) (*d
 		}
 		return nil, err
 	}
-	upload := s.publicURL + UploadPrefix + token
+	upload := s.origin + UploadPrefix + token
 	return &deployOutput{
 		Name: in.Name, UploadURL: upload, Method: "PUT", ExpiresAt: expires.Format(time.RFC3339), URL: s.URL(in.Name),
 		MaxBytes: s.limits.MaxBytes, MaxFiles: s.limits.MaxFiles,
@@ -140,11 +146,14 @@ func (s *Service) deploy(ctx context.Context, userID string, in deployInput) (*d
 }
 
 // claim returns the user's jot of this name, creating it if the name is
-// free; another user's name is NAME_TAKEN.
+// free or its claim lapsed (never uploaded to before its upload URL
+// expired); another user's name is NAME_TAKEN, a reserved name
+// INVALID_ARGUMENTS, a claim past the user's quota LIMIT_EXCEEDED.
 func (s *Service) claim(ctx context.Context, userID, name string, settings store.JotSettings) (store.Jot, error) {
 	for range 2 {
 		j, err := s.store.Jot(ctx, name)
 		switch {
+		case err == nil && j.Released(s.now()):
 		case err == nil && j.UserID != userID:
 			return store.Jot{}, taken(name)
 		case err == nil:
@@ -152,17 +161,49 @@ func (s *Service) claim(ctx context.Context, userID, name string, settings store
 		case !errors.Is(err, store.ErrNotFound):
 			return store.Jot{}, err
 		}
-		j, err = s.store.CreateJot(ctx, store.NewJot{UserID: userID, Name: name, JotSettings: settings})
-		if err == nil {
+		if reservedNames[name] {
+			return store.Jot{}, toolErr(failure.InvalidArguments, "name: %q is reserved (%s); choose another name", name, reservedList())
+		}
+		j, err = s.store.CreateJot(ctx, store.NewJot{UserID: userID, Name: name, JotSettings: settings,
+			ClaimUntil: s.now().Add(s.limits.UploadTTL), Quota: s.limits.quota()})
+		switch {
+		case err == nil:
 			s.cache.forget(name)
 			return j, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
+		case errors.Is(err, store.ErrJotQuota):
+			return store.Jot{}, s.overQuota(err)
+		case !errors.Is(err, store.ErrConflict):
 			return store.Jot{}, err
 		}
 		// Claimed concurrently: look again.
 	}
 	return store.Jot{}, taken(name)
+}
+
+// reservedNames are names no jot may newly take: they would pass for the
+// service's own pages under the jots host.
+var reservedNames = map[string]bool{
+	"admin": true, "administrator": true, "api": true, "app": true, "auth": true, "help": true, "login": true,
+	"logout": true, "mail": true, "mcp": true, "oauth": true, "root": true, "security": true, "signin": true,
+	"signup": true, "static": true, "status": true, "support": true, "workbench": true, "www": true,
+}
+
+func reservedList() string {
+	names := slices.Sorted(maps.Keys(reservedNames))
+	return strings.Join(names, ", ")
+}
+
+// overQuota is the tool error of a store.ErrJotQuota: the bound and how to
+// get under it.
+func (s *Service) overQuota(err error) error {
+	return toolErr(failure.LimitExceeded, "%s; the limits are %s; delete a jot with %s to make room",
+		trimStore(err), s.limits.describeQuota(), ToolDelete)
+}
+
+// trimStore drops the store's "store: " prefix and the sentinel suffix.
+func trimStore(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "store: ")
+	return strings.TrimSuffix(msg, ": "+store.ErrJotQuota.Error())
 }
 
 func taken(name string) error {
@@ -348,6 +389,8 @@ func (s *Service) update(ctx context.Context, userID string, in updateInput) (*j
 	j, err = s.store.PatchJot(ctx, userID, in.Name, patch)
 	s.cache.forget(in.Name)
 	switch {
+	case errors.Is(err, store.ErrJotQuota):
+		return nil, s.overQuota(err)
 	case errors.Is(err, store.ErrJotLimit):
 		return nil, toolErr(failure.LimitExceeded, "jot %q would go over its limits (%s): %s", in.Name, s.limits.describe(), err)
 	case errors.Is(err, store.ErrConflict):

@@ -107,6 +107,8 @@ func (s *Service) upload(c *fiber.Ctx) error {
 		return uploadError(c, http.StatusNotFound, "UPLOAD_NOT_FOUND", "this upload URL was used meanwhile or its jot deleted; call %s for a new one", ToolDeploy)
 	case errors.Is(err, store.ErrExpired):
 		return uploadError(c, http.StatusGone, "UPLOAD_EXPIRED", "this upload URL expired; call %s for a new one", ToolDeploy)
+	case errors.Is(err, store.ErrJotQuota):
+		return uploadError(c, http.StatusRequestEntityTooLarge, "LIMIT_EXCEEDED", "%s; nothing was published (limits: %s)", trimStore(err), s.limits.describeQuota())
 	case errors.Is(err, store.ErrJotLimit):
 		return uploadError(c, http.StatusRequestEntityTooLarge, "TOO_LARGE", "%v (%s)", err, s.limits.describe())
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInvalid):

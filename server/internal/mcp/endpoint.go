@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/workbench-dev/workbench/server/internal/hostguard"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 	"github.com/workbench-dev/workbench/server/internal/mcp/roundstate"
@@ -48,6 +49,9 @@ const newEra = "2026-07-28"
 type Options struct {
 	// Catalog supplies integrations and tools. Required.
 	Catalog metatools.Catalog
+	// Apps supplies each caller's custom apps to the meta-tools; nil means
+	// callers have none.
+	Apps metatools.Apps
 	// Authenticator resolves bearer tokens. Required.
 	Authenticator Authenticator
 	// PublicURL is the server's external URL (SERVER_PUBLIC_URL). Required:
@@ -73,6 +77,18 @@ type Options struct {
 	PageSize int
 	// SessionIdle closes 2025-era sessions idle this long; zero means DefaultSessionIdle.
 	SessionIdle time.Duration
+	// SessionsPerUser bounds a user's 2025-era sessions: a new one closes
+	// the oldest past it. Zero means DefaultSessionsPerUser.
+	SessionsPerUser int
+	// MaxSessions bounds the 2025-era sessions of all users: an initialize
+	// past it is refused. Zero means DefaultMaxSessions.
+	MaxSessions int
+	// UnusedSessionIdle closes a 2025-era session that made no call (any
+	// request but initialize and ping) this long after it started; zero
+	// means DefaultUnusedSessionIdle.
+	UnusedSessionIdle time.Duration
+	// Now is the clock of the session bounds; nil means time.Now.
+	Now func() time.Time
 	// RequestStateKey signs the requestState of input-required results
 	// (2026-07-28 era; at least 32 bytes). Nil means a random key per
 	// process: replicas that share clients need one shared key, or a retry
@@ -93,6 +109,7 @@ type Endpoint struct {
 	server *sdk.Server
 	states *roundstate.Sealer
 	http   *transport // guard, authentication, era routing
+	bounds *sessionBounds
 
 	// closing ends when Close starts; every tool call's context ends with it.
 	closing  context.Context
@@ -140,12 +157,13 @@ func New(opts Options) (*Endpoint, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	guard, err := newHostGuard(opts.PublicURL)
+	guard, err := hostguard.App(opts.PublicURL)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: public URL: %w", err)
 	}
 	tools, err := metatools.New(metatools.Options{
 		Catalog:      opts.Catalog,
+		Apps:         opts.Apps,
 		Connections:  opts.Connections,
 		CurlSessions: opts.CurlSessions,
 		Idempotency:  opts.Idempotency,
@@ -196,6 +214,9 @@ func New(opts Options) (*Endpoint, error) {
 			Completions: &sdk.CompletionCapabilities{},
 		},
 	})
+	e.bounds = newSessionBounds(opts, e.server.Sessions)
+	e.server.AddReceivingMiddleware(e.bounds.middleware)
+	go e.bounds.run(closing)
 	e.direct = newRegistered(e.server.RemoveTools)
 	e.listed = newRegistered(e.server.RemoveResources)
 	e.pluginURIs = newRegistered(e.server.RemoveResources)

@@ -308,3 +308,38 @@ func TestEndpoint_Close(t *testing.T) {
 		t.Errorf("session after Close: %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestEndpoint_SessionBounds: the bounds see the 2025-era sessions made over
+// HTTP. Past the total, initialize is answered with an error naming the
+// bound and leaves no session; stateless-era requests are not sessions and
+// still work.
+func TestEndpoint_SessionBounds(t *testing.T) {
+	e := start(t, mcp.Options{SessionsPerUser: 1, MaxSessions: 2})
+	e.tokens.Add("tok-bob", mcp.Principal{UserID: "bob"})
+	e.tokens.Add("tok-carol", mcp.Principal{UserID: "carol"})
+	initAs := func(token string) (*http.Response, []byte) {
+		return post(t, e.url, map[string]string{"Authorization": "Bearer " + token}, initialize)
+	}
+	for _, token := range []string{aliceToken, aliceToken, "tok-bob"} {
+		if resp, body := initAs(token); resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") == "" {
+			t.Fatalf("initialize as %s: %d %s", token, resp.StatusCode, body)
+		}
+	}
+	resp, body := initAs("tok-carol")
+	if !strings.Contains(string(body), "the server holds 2 sessions, its limit") {
+		t.Fatalf("initialize past the total: %d %s", resp.StatusCode, body)
+	}
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+		r, _ := post(t, e.url, map[string]string{"Authorization": "Bearer tok-carol", "Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-11-25"},
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		if r.StatusCode != http.StatusNotFound {
+			t.Errorf("the refused session answers: %d", r.StatusCode)
+		}
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	resp, body = post(t, e.url, map[string]string{"Authorization": "Bearer tok-carol", "Mcp-Protocol-Version": newEra, "Mcp-Method": "tools/list"},
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+meta+`}}`)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "execute_tools") {
+		t.Errorf("stateless request past the session total: %d %s", resp.StatusCode, body)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/workbench-dev/workbench/server/internal/hostguard"
 )
 
 // transport is the HTTP side of /mcp: the DNS-rebinding guard, bearer
@@ -13,21 +15,21 @@ import (
 // its protocol era. It knows nothing of tools; the SDK server it routes to
 // holds the handlers.
 type transport struct {
-	guard     *hostGuard
+	guard     *hostguard.Hosts
 	logger    *slog.Logger
 	handler   http.Handler // authentication, then route
 	stateful  *sdk.StreamableHTTPHandler
 	stateless *sdk.StreamableHTTPHandler
 }
 
-func newTransport(opts Options, guard *hostGuard, server *sdk.Server, logger *slog.Logger) *transport {
+func newTransport(opts Options, guard *hostguard.Hosts, server *sdk.Server, logger *slog.Logger) *transport {
 	serverFor := func(*http.Request) *sdk.Server { return server }
 	t := &transport{guard: guard, logger: logger}
 	t.stateful = sdk.NewStreamableHTTPHandler(serverFor, &sdk.StreamableHTTPOptions{
 		Logger:                     logger,
 		EventStore:                 sdk.NewMemoryEventStore(nil),
 		SessionTimeout:             opts.SessionIdle,
-		DisableLocalhostProtection: true, // hostGuard covers every host, not only loopback
+		DisableLocalhostProtection: true, // guard covers every host, not only loopback
 		MaxRequestBodyBytes:        MaxBodyBytes,
 	})
 	t.stateless = sdk.NewStreamableHTTPHandler(serverFor, &sdk.StreamableHTTPOptions{
@@ -44,7 +46,7 @@ func newTransport(opts Options, guard *hostGuard, server *sdk.Server, logger *sl
 // ServeHTTP serves /mcp: the Host/Origin guard, then bearer
 // authentication, then the transport of the request's protocol era.
 func (t *transport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if why := t.guard.check(r); why != "" {
+	if why := t.guard.Check(r.Host, r.Header.Get("Origin")); why != "" {
 		t.logger.Warn("refused a request", "reason", why, "remote", r.RemoteAddr)
 		http.Error(w, "Forbidden: "+why, http.StatusForbidden)
 		return

@@ -40,16 +40,24 @@ const maxRenderedPage = 4 << 20
 // most) included.
 const pageTimeout = 45 * time.Second
 
-// securityHeaders are sent with every page. The pages have no script; styles
-// and images come from this origin (images also from https and data: URLs,
-// for integration logos).
-var securityHeaders = map[string]string{
-	"Content-Security-Policy":      "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-	"X-Content-Type-Options":       "nosniff",
-	"X-Frame-Options":              "DENY",
-	"Referrer-Policy":              "no-referrer",
-	"Cross-Origin-Opener-Policy":   "same-origin",
-	"Cross-Origin-Resource-Policy": "same-origin",
+// stylesheetPath is where the portal's one stylesheet is served.
+const stylesheetPath = "/static/portal.css"
+
+// securityHeaders returns the headers sent with every page of the portal at
+// origin (the public URL's scheme and host). The pages have no script;
+// styles come only from the portal's stylesheet, not from anything else on
+// the origin (such as a jot's uploaded CSS under /j/); images come from this
+// origin, https and data: URLs (integration logos).
+func securityHeaders(origin string) map[string]string {
+	return map[string]string{
+		"Content-Security-Policy": "default-src 'none'; style-src " + origin + stylesheetPath +
+			"; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+		"X-Content-Type-Options":       "nosniff",
+		"X-Frame-Options":              "DENY",
+		"Referrer-Policy":              "no-referrer",
+		"Cross-Origin-Opener-Policy":   "same-origin",
+		"Cross-Origin-Resource-Policy": "same-origin",
+	}
 }
 
 //go:embed templates/*.html static/portal.css
@@ -139,6 +147,7 @@ type Portal struct {
 	logger      *slog.Logger
 	pages       map[string]*template.Template
 	css         []byte
+	headers     map[string]string // securityHeaders of the public URL's origin
 }
 
 // New returns a Portal for o.
@@ -152,7 +161,7 @@ func New(o Options) (*Portal, error) {
 	}
 	p := &Portal{store: o.Store, catalog: o.Catalog, connections: o.Connections, connector: o.Connector,
 		signIn: o.SignIn, passwords: o.Passwords, clientAddr: o.ClientAddr,
-		secure: u.Scheme == "https", sessionTTL: o.SessionTTL, interval: o.SweepInterval, now: o.Now, logger: o.Logger,
+		secure: u.Scheme == "https", headers: securityHeaders(u.Scheme + "://" + u.Host), sessionTTL: o.SessionTTL, interval: o.SweepInterval, now: o.Now, logger: o.Logger,
 		pages: map[string]*template.Template{}}
 	if p.sessionTTL <= 0 {
 		p.sessionTTL = DefaultSessionTTL
@@ -173,7 +182,7 @@ func New(o Options) (*Portal, error) {
 		}
 		p.pages[name] = t
 	}
-	if p.css, err = files.ReadFile("static/portal.css"); err != nil {
+	if p.css, err = files.ReadFile(strings.TrimPrefix(stylesheetPath, "/")); err != nil {
 		return nil, fmt.Errorf("portal: stylesheet: %w", err)
 	}
 	return p, nil
@@ -181,7 +190,7 @@ func New(o Options) (*Portal, error) {
 
 // Mount adds the portal's routes to r.
 func (p *Portal) Mount(r fiber.Router) {
-	r.Get("/static/portal.css", p.stylesheet)
+	r.Get(stylesheetPath, p.stylesheet)
 	r.Get("/", p.page(p.home, anyone))
 	r.Get("/login", p.page(p.loginForm, anyone))
 	r.Post("/login", p.page(p.login, anyone))
@@ -273,7 +282,7 @@ func failPage(status int, heading, message string) *pageError {
 // (a *pageError as given, anything else as a logged 500).
 func (p *Portal) page(h func(c *fiber.Ctx, r *request) error, who access) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		for k, v := range securityHeaders {
+		for k, v := range p.headers {
 			c.Set(k, v)
 		}
 		c.Set(fiber.HeaderCacheControl, "no-store")

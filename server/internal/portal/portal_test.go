@@ -26,7 +26,7 @@ func TestPortal_headers(t *testing.T) {
 	b := f.browser(t)
 	for _, path := range []string{"/login", "/login/once/wbl_x", "/connect/pc_abc"} {
 		resp := b.get(path)
-		for k, v := range securityHeaders {
+		for k, v := range securityHeaders(f.base) {
 			if got := resp.header.Get(k); got != v {
 				t.Errorf("%s: %s = %q, want %q", path, k, got, v)
 			}
@@ -34,6 +34,12 @@ func TestPortal_headers(t *testing.T) {
 		if cc := resp.header.Get("Cache-Control"); cc != "no-store" {
 			t.Errorf("%s: Cache-Control %q", path, cc)
 		}
+	}
+	// Styles come from the portal's stylesheet only, not from whatever
+	// else the origin serves (a jot's uploaded CSS under /j/).
+	if csp := b.get("/login").header.Get("Content-Security-Policy"); !strings.Contains(csp, "style-src "+f.base+"/static/portal.css;") ||
+		strings.Contains(csp, "style-src 'self'") {
+		t.Errorf("Content-Security-Policy %q does not confine style-src to the portal's stylesheet", csp)
 	}
 	css := b.get("/static/portal.css")
 	if css.status != http.StatusOK || !strings.HasPrefix(css.header.Get("Content-Type"), "text/css") || !strings.Contains(css.body, ":focus-visible") {

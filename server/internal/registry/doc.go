@@ -9,6 +9,12 @@
 // started on the old snapshot therefore always finishes on a live plugin, and
 // once every such call is done the old plugins are gone.
 //
+// Install, Reload and Remove change one plugin: they build the next snapshot
+// from the current one, which shares every other plugin with it. A plugin
+// counts the snapshots holding it and closes when the last one retires.
+// Writers are serialised; a module is compiled beside the serving plugins
+// before the registry is locked, so a slow compile never blocks readers.
+//
 // The package compiles plugins through the small Loader interface and does
 // not log: the server reports what Load found.
 package registry

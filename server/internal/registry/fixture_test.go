@@ -31,8 +31,14 @@ func TestMain(m *testing.M) {
 
 var echoTemplate = template.Must(template.ParseFiles(filepath.Join("testdata", "echo.wat.tmpl")))
 
-// echoManifest is the manifest of an echo fixture: auth none, one echo tool per slug.
+// echoManifest is the manifest of an echo fixture, version 1.0.0: auth
+// none, one echo tool per slug.
 func echoManifest(name string, slugs ...string) []byte {
+	return versionedManifest(name, "1.0.0", slugs...)
+}
+
+// versionedManifest is echoManifest with another version.
+func versionedManifest(name, version string, slugs ...string) []byte {
 	type tool struct {
 		Slug        string          `json:"slug"`
 		Description string          `json:"description"`
@@ -45,7 +51,7 @@ func echoManifest(name string, slugs ...string) []byte {
 		Description string            `json:"description"`
 		Auth        map[string]string `json:"auth"`
 		Tools       []tool            `json:"tools"`
-	}{ABI: 1, Name: name, Version: "1.0.0", Description: "Echo fixture " + name + ".", Auth: map[string]string{"mode": "none"}}
+	}{ABI: 1, Name: name, Version: version, Description: "Echo fixture " + name + ".", Auth: map[string]string{"mode": "none"}}
 	for _, s := range slugs {
 		m.Tools = append(m.Tools, tool{Slug: s, Description: "Echoes its input.", InputSchema: json.RawMessage(`{"type":"object"}`)})
 	}
@@ -60,7 +66,13 @@ func echoManifest(name string, slugs ...string) []byte {
 // dir/rel and returns its path.
 func echoPlugin(t testing.TB, dir, rel, name string, slugs ...string) string {
 	t.Helper()
-	manifest := echoManifest(name, slugs...)
+	return versionedPlugin(t, dir, rel, name, "1.0.0", slugs...)
+}
+
+// versionedPlugin is echoPlugin with another version.
+func versionedPlugin(t testing.TB, dir, rel, name, version string, slugs ...string) string {
+	t.Helper()
+	manifest := versionedManifest(name, version, slugs...)
 	var src bytes.Buffer
 	err := echoTemplate.Execute(&src, struct {
 		Manifest    string

@@ -8,6 +8,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"sync"
+	"time"
 
 	"github.com/workbench-dev/workbench/runtime"
 )
@@ -34,8 +35,8 @@ var _ Loader = (*runtime.Host)(nil)
 
 // compiled is the outcome of loading one source.
 type compiled struct {
-	plugin *runtime.Plugin
-	err    error
+	integration *Integration
+	err         error
 }
 
 // Load compiles every source in parallel (at most GOMAXPROCS at a time) and
@@ -52,8 +53,8 @@ func (r *Registry) Load(ctx context.Context, loader Loader, sources []Source) (*
 	results := compileAll(ctx, loader, sources)
 	if err := ctx.Err(); err != nil {
 		for _, res := range results {
-			if res.plugin != nil {
-				_ = res.plugin.Close(context.WithoutCancel(ctx))
+			if res.integration != nil {
+				_ = res.integration.Plugin.Close(context.WithoutCancel(ctx))
 			}
 		}
 		return nil, fmt.Errorf("loading plugins: %w", err)
@@ -68,13 +69,13 @@ func (r *Registry) Load(ctx context.Context, loader Loader, sources []Source) (*
 	for i, src := range sources {
 		res := results[i]
 		if res.err != nil {
-			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Err: res.err})
+			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Err: res.err, At: time.Now()})
 			continue
 		}
-		in := plugin(res.plugin, src)
+		in := res.integration
 		if err := idx.add(in); err != nil {
-			_ = res.plugin.Close(ctx)
-			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Name: in.Name, Err: err})
+			_ = in.Plugin.Close(ctx)
+			failed = append(failed, Failure{Path: src.Path, Builtin: src.Builtin, Name: in.Name, Err: err, At: time.Now()})
 		}
 	}
 	return newSnapshot(idx.integrations, failed), nil
@@ -90,6 +91,23 @@ func NewSnapshot(integrations ...*Integration) (*Snapshot, error) {
 		}
 	}
 	return newSnapshot(idx.integrations, nil), nil
+}
+
+// With returns the catalog one caller sees: s's integrations and extra (a
+// user's custom apps), refusing a name or slug that clashes. The result
+// shares s's integrations and holds no reference of its own: read and call
+// it only while holding a lease on s (or reading s's metadata), and never
+// Swap or Close it (both return ErrClaimed).
+func (s *Snapshot) With(extra ...*Integration) (*Snapshot, error) {
+	idx := newIndex()
+	for _, in := range append(s.Integrations(), extra...) {
+		if err := idx.add(in); err != nil {
+			return nil, err
+		}
+	}
+	v := newSnapshot(idx.integrations, s.failed)
+	v.claimed.Store(true)
+	return v, nil
 }
 
 // index collects integrations, refusing one that clashes with those before.
@@ -154,11 +172,17 @@ func compileOne(ctx context.Context, loader Loader, src Source) compiled {
 	if err != nil {
 		return compiled{err: err}
 	}
+	in, err := compile(ctx, loader, src, wasm)
+	return compiled{integration: in, err: err}
+}
+
+// compile loads wasm as the plugin of src.
+func compile(ctx context.Context, loader Loader, src Source, wasm []byte) (*Integration, error) {
 	p, err := loader.Load(ctx, wasm)
 	if err != nil {
-		return compiled{err: err}
+		return nil, err
 	}
-	return compiled{plugin: p}
+	return plugin(p, src, wasm, time.Now()), nil
 }
 
 // readPlugin reads a plugin file of at most MaxPluginBytes.

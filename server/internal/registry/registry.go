@@ -15,6 +15,8 @@ type Registry struct {
 	current atomic.Pointer[Snapshot]
 	natives []*Integration
 	logger  *slog.Logger
+
+	mu sync.Mutex // serialises the writers: Swap, Install, Reload, Remove, Close
 }
 
 // New returns a registry holding a snapshot of the native integrations,
@@ -52,25 +54,36 @@ func (r *Registry) Acquire() (snap *Snapshot, release func()) {
 	}
 }
 
-// Swap makes s the current snapshot. The previous snapshot's plugins are
-// closed once its last lease is released (immediately when it has none).
-// Passing a snapshot that was already swapped in or closed returns ErrClaimed.
+// Swap makes s the current snapshot, replacing everything the current one
+// holds (including what Install added). The previous snapshot's plugins are
+// closed once its last lease is released (immediately when it has none),
+// unless s holds them too. Passing a snapshot that was already swapped in or
+// closed returns ErrClaimed.
 func (r *Registry) Swap(s *Snapshot) error {
 	if !s.claimed.CompareAndSwap(false, true) {
 		return ErrClaimed
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.install(s)
+	return nil
+}
+
+// install makes the claimed snapshot s current; r.mu is held.
+func (r *Registry) install(s *Snapshot) {
 	s.logger = r.logger
 	old := r.current.Swap(s)
 	old.unref()
-	return nil
 }
 
 // Close swaps in a snapshot of the natives alone, so every plugin closes
 // once the calls in flight are done.
 func (r *Registry) Close() {
 	natives := newSnapshot(r.natives, nil)
-	natives.logger = r.logger
-	_ = r.Swap(natives)
+	natives.claimed.Store(true)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.install(natives)
 }
 
 // Manifest returns the manifest of the current snapshot's integration with

@@ -53,14 +53,14 @@ func TestDiscover(t *testing.T) {
 		wantNotDir bool
 	}{
 		{"both", builtin, operator, []Source{
-			{filepath.Join(builtin, "alpha", "alpha.wasm"), true},
-			{filepath.Join(builtin, "zeta", "zeta.wasm"), true},
-			{filepath.Join(operator, "a.wasm"), false},
-			{filepath.Join(operator, "b.wasm"), false},
+			{Path: filepath.Join(builtin, "alpha", "alpha.wasm"), Builtin: true},
+			{Path: filepath.Join(builtin, "zeta", "zeta.wasm"), Builtin: true},
+			{Path: filepath.Join(operator, "a.wasm"), Builtin: false},
+			{Path: filepath.Join(operator, "b.wasm"), Builtin: false},
 		}, false},
 		{"builtin only", builtin, "", []Source{
-			{filepath.Join(builtin, "alpha", "alpha.wasm"), true},
-			{filepath.Join(builtin, "zeta", "zeta.wasm"), true},
+			{Path: filepath.Join(builtin, "alpha", "alpha.wasm"), Builtin: true},
+			{Path: filepath.Join(builtin, "zeta", "zeta.wasm"), Builtin: true},
 		}, false},
 		{"none", "", "", nil, false},
 		{"missing operator dir", builtin, filepath.Join(root, "nope"), nil, true},
@@ -89,8 +89,8 @@ func TestLoad_Snapshot(t *testing.T) {
 	dir := t.TempDir()
 	host := newTestHost(t)
 	s := mustLoad(t, host,
-		Source{echoPlugin(t, dir, "zebra/zebra.wasm", "zebra", "zebra_stripe", "zebra_graze"), true},
-		Source{echoPlugin(t, dir, "alpha.wasm", "alpha", "alpha_echo"), false},
+		Source{Path: echoPlugin(t, dir, "zebra/zebra.wasm", "zebra", "zebra_stripe", "zebra_graze"), Builtin: true},
+		Source{Path: echoPlugin(t, dir, "alpha.wasm", "alpha", "alpha_echo")},
 	)
 	defer s.Close()
 
@@ -152,21 +152,21 @@ func TestLoad_Collision(t *testing.T) {
 	}{
 		{
 			name:      "slug",
-			sources:   []Source{{first, true}, {slugClash, false}, {fine, false}},
+			sources:   []Source{{Path: first, Builtin: true}, {Path: slugClash, Builtin: false}, {Path: fine, Builtin: false}},
 			wantNames: []string{"ab", "fine"},
 			wantErr:   ErrSlugCollision, failPath: slugClash, failName: "ab-cd",
 			wantParts: []string{`"ab_cd_list"`, "ab-cd", "integration ab", first},
 		},
 		{
 			name:      "slug, other order",
-			sources:   []Source{{slugClash, true}, {first, false}},
+			sources:   []Source{{Path: slugClash, Builtin: true}, {Path: first, Builtin: false}},
 			wantNames: []string{"ab-cd"},
 			wantErr:   ErrSlugCollision, failPath: first, failName: "ab",
 			wantParts: []string{`"ab_cd_list"`, "integration ab ", "ab-cd", slugClash},
 		},
 		{
 			name:      "name",
-			sources:   []Source{{first, true}, {nameClash, false}},
+			sources:   []Source{{Path: first, Builtin: true}, {Path: nameClash, Builtin: false}},
 			wantNames: []string{"ab"},
 			wantErr:   ErrDuplicateName, failPath: nameClash, failName: "ab",
 			wantParts: []string{`"ab"`, first},
@@ -220,7 +220,7 @@ func TestLoad_BrokenPlugins(t *testing.T) {
 	missing := filepath.Join(dir, "missing.wasm")
 
 	s := mustLoad(t, newTestHost(t),
-		Source{garbage, true}, Source{good, false}, Source{noManifest, false}, Source{missing, false})
+		Source{Path: garbage, Builtin: true}, Source{Path: good, Builtin: false}, Source{Path: noManifest, Builtin: false}, Source{Path: missing, Builtin: false})
 	defer s.Close()
 
 	if _, ok := s.Tool("good_echo"); !ok {
@@ -538,5 +538,55 @@ func TestRegistry_Natives(t *testing.T) {
 	}
 	if _, err := New(nil, Native(nativeManifest(t, "ab", "ab_x"), caller), Native(nativeManifest(t, "ab", "ab_y"), caller)); !errors.Is(err, ErrDuplicateName) {
 		t.Fatalf("clashing natives: %v", err)
+	}
+}
+
+func TestSnapshot_With(t *testing.T) {
+	caller := &nativeEcho{}
+	reg := newRegistry(t, Native(nativeManifest(t, "notes", "notes_echo"), caller))
+	base := reg.Current()
+	app := Native(nativeManifest(t, "mine", "mine__echo"), caller)
+	app.Custom = true
+	tests := []struct {
+		name    string
+		extra   []*Integration
+		want    []string // integration names of the view
+		wantErr error
+	}{
+		{"nothing extra", nil, []string{"notes"}, nil},
+		{"an app", []*Integration{app}, []string{"mine", "notes"}, nil},
+		{"an app named like an integration", []*Integration{Native(nativeManifest(t, "notes", "notes__x"), caller)}, nil, ErrDuplicateName},
+		{"an app tool slug of an integration", []*Integration{Native(&manifest.Manifest{Name: "other", Tools: []manifest.Tool{{Slug: "notes_echo"}}}, caller)}, nil, ErrSlugCollision},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := base.With(tt.extra...)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("With err = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			var names []string
+			for _, in := range v.Integrations() {
+				names = append(names, in.Name)
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Fatalf("integrations = %v, want %v", names, tt.want)
+			}
+			if _, ok := v.Tool("notes_echo"); !ok {
+				t.Fatal("the view lost the shared tool")
+			}
+			if err := v.Close(); !errors.Is(err, ErrClaimed) {
+				t.Fatalf("Close of a view = %v, want ErrClaimed", err)
+			}
+		})
+	}
+	if _, ok := base.Integration("mine"); ok {
+		t.Fatal("With changed the shared snapshot")
+	}
+	// Closing views never closed the shared snapshot's integrations.
+	if _, ok := reg.Current().Tool("notes_echo"); !ok {
+		t.Fatal("shared tool gone")
 	}
 }

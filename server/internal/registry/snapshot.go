@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"slices"
@@ -22,14 +24,31 @@ const pluginCloseTimeout = 30 * time.Second
 // Integration is one integration of the catalog: a wasm plugin and the file
 // it came from, or a native service built into the server.
 type Integration struct {
-	Name    string
-	Path    string // the plugin file; empty for a native integration
-	Builtin bool   // shipped with Workbench: every native, and the plugins of BUILTIN_PLUGINS_DIR
+	Name     string
+	Path     string // the plugin file; empty for a native integration
+	Builtin  bool   // shipped with Workbench: every native, and the plugins of BUILTIN_PLUGINS_DIR
+	Uploaded bool   // added through the admin API rather than found in a directory
+	// Custom marks a user's custom app, resolved per caller beside the
+	// shared snapshot (Snapshot.With); its arguments go to the app as they
+	// are, and its tools are addressed <app>__<tool> even when not listed.
+	Custom bool
+	// Problem says why a custom app has no tools now (it cannot be
+	// reached, say); empty otherwise.
+	Problem string
 	// Caller runs the integration's tools; for a plugin it is Plugin.
 	Caller toolcall.Caller
 	// Plugin is the loaded wasm plugin; nil for a native integration.
-	Plugin   *runtime.Plugin
+	Plugin *runtime.Plugin
+	// SHA256 (hex) and Size describe the module's bytes; LoadedAt is when
+	// it was compiled. All zero for a native integration.
+	SHA256   string
+	Size     int
+	LoadedAt time.Time
 	manifest *manifest.Manifest
+
+	// holders counts the snapshots that hold the plugin; the last one to
+	// retire closes it.
+	holders atomic.Int64
 }
 
 var _ toolcall.Caller = (*runtime.Plugin)(nil)
@@ -41,16 +60,26 @@ func Native(m *manifest.Manifest, c toolcall.Caller) *Integration {
 	return &Integration{Name: m.Name, Builtin: true, Caller: c, manifest: m}
 }
 
-// plugin returns the integration of a loaded plugin.
-func plugin(p *runtime.Plugin, src Source) *Integration {
+// plugin returns the integration of a plugin compiled from wasm.
+func plugin(p *runtime.Plugin, src Source, wasm []byte, loadedAt time.Time) *Integration {
 	m := p.Manifest()
-	return &Integration{Name: m.Name, Path: src.Path, Builtin: src.Builtin, Caller: p, Plugin: p, manifest: m}
+	sum := sha256.Sum256(wasm)
+	return &Integration{Name: m.Name, Path: src.Path, Builtin: src.Builtin, Uploaded: src.Uploaded, Caller: p, Plugin: p,
+		SHA256: hex.EncodeToString(sum[:]), Size: len(wasm), LoadedAt: loadedAt, manifest: m}
+}
+
+// source is the source the integration's plugin was loaded from.
+func (i *Integration) source() Source {
+	return Source{Path: i.Path, Builtin: i.Builtin, Uploaded: i.Uploaded}
 }
 
 // origin says where the integration comes from, for errors.
 func (i *Integration) origin() string {
-	if i.Plugin == nil {
+	switch {
+	case i.Plugin == nil:
 		return "the server (native)"
+	case i.Uploaded:
+		return "an upload (sha256 " + i.SHA256 + ")"
 	}
 	return i.Path
 }
@@ -71,6 +100,7 @@ type Failure struct {
 	Builtin bool
 	Name    string // the integration name when the manifest was read, else ""
 	Err     error
+	At      time.Time // when loading it failed
 }
 
 // Snapshot is the one immutable index of integrations and tools: the wasm
@@ -101,6 +131,9 @@ func newSnapshot(integrations []*Integration, failed []Failure) *Snapshot {
 		failed: failed,
 	}
 	for _, in := range integrations {
+		if in.Plugin != nil {
+			in.holders.Add(1)
+		}
 		s.integrations = append(s.integrations, in)
 		s.byName[in.Name] = in
 		m := in.Manifest()
@@ -161,7 +194,8 @@ func (s *Snapshot) tryRef() bool {
 	}
 }
 
-// unref drops one reference and closes the plugins with the last one.
+// unref drops one reference. With the last one the snapshot retires and
+// closes the plugins no other snapshot holds.
 func (s *Snapshot) unref() {
 	if s.refs.Add(-1) != 0 {
 		return
@@ -169,8 +203,8 @@ func (s *Snapshot) unref() {
 	ctx, cancel := context.WithTimeout(context.Background(), pluginCloseTimeout)
 	defer cancel()
 	for _, in := range s.integrations {
-		if in.Plugin == nil {
-			continue // natives live as long as the server
+		if in.Plugin == nil || in.holders.Add(-1) != 0 {
+			continue // natives live as long as the server; shared plugins as long as a snapshot holds them
 		}
 		if err := in.Plugin.Close(ctx); err != nil && s.logger != nil {
 			s.logger.Warn("closing retired plugin", "integration", in.Name, "path", in.Path, "err", err)

@@ -13,8 +13,9 @@ var ErrNotDir = errors.New("not a directory")
 
 // Source is one plugin file to load.
 type Source struct {
-	Path    string // the .wasm file
-	Builtin bool   // shipped with Workbench (plugins-wasm) rather than added by the operator
+	Path     string // the .wasm file
+	Builtin  bool   // shipped with Workbench (plugins-wasm) rather than added by the operator
+	Uploaded bool   // uploaded through the admin API; Path is where the server keeps it
 }
 
 // Discover lists the plugin files to load: the built-in plugins

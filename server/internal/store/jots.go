@@ -15,7 +15,11 @@ import (
 // case. Every change to a jot bumps its Version in the same transaction.
 type JotStore interface {
 	// CreateJot claims a name for a user with the given settings and no
-	// files. A name already used by anyone is ErrConflict.
+	// files, until j.ClaimUntil unless it is published or gets files. A
+	// name used by anyone is ErrConflict, unless it is a released claim
+	// (Jot.Released), which is deleted and taken over in the same
+	// transaction. A user holding j.Quota.MaxJots jots (released claims
+	// not counted) gets ErrJotQuota.
 	CreateJot(ctx context.Context, j NewJot) (Jot, error)
 	// Jot returns the jot with this name, whoever owns it.
 	Jot(ctx context.Context, name string) (Jot, error)
@@ -29,7 +33,8 @@ type JotStore interface {
 	// JotFile returns one file of a jot with its content.
 	JotFile(ctx context.Context, jotID, path string) (JotFile, []byte, error)
 
-	// CreateJotUpload records an upload token for one of the user's jots.
+	// CreateJotUpload records an upload token for one of the user's jots
+	// and extends the jot's claim to the upload's expiry.
 	CreateJotUpload(ctx context.Context, u NewJotUpload) (JotUpload, error)
 	// JotUpload returns the unused upload with this token hash. A used or
 	// unknown one is ErrNotFound, one past its ExpiresAt ErrExpired.
@@ -38,21 +43,29 @@ type JotStore interface {
 	// transaction, replaces every file of its jot with files, applies the
 	// upload's settings and bumps the version. A used or unknown upload is
 	// ErrNotFound, an expired one ErrExpired; files over the limits are
-	// ErrJotLimit; two paths equal ignoring case are ErrConflict. On any
-	// error nothing changes.
+	// ErrJotLimit, over the user's lim.Quota.MaxBytes ErrJotQuota; two
+	// paths equal ignoring case are ErrConflict. On any error nothing
+	// changes.
 	PublishJot(ctx context.Context, tokenHash string, files []JotContent, lim JotLimits) (Jot, error)
 	// PatchJot changes one of the user's jots in one transaction: it puts
 	// and deletes files and replaces the settings. The result must stay
-	// within lim (ErrJotLimit); deleting a missing path is ErrNotFound; a
+	// within p.Limits (ErrJotLimit, ErrJotQuota); deleting a missing path is ErrNotFound; a
 	// path equal to another ignoring case is ErrConflict. Another user's
 	// jot is ErrNotFound. On any error nothing changes.
 	PatchJot(ctx context.Context, userID, name string, p JotPatch) (Jot, error)
 	// PruneJotUploads deletes used and expired uploads and returns how many.
 	PruneJotUploads(ctx context.Context) (int, error)
+	// ReleaseJotClaims deletes the released claims (Jot.Released) and
+	// returns how many.
+	ReleaseJotClaims(ctx context.Context) (int, error)
 }
 
 // ErrJotLimit: a jot would hold more files or bytes than allowed.
 var ErrJotLimit = errors.New("jot limit exceeded")
+
+// ErrJotQuota: a user would hold more jots, or more bytes in all their
+// jots, than allowed.
+var ErrJotQuota = errors.New("jot quota exceeded")
 
 // JotAccess says who may open a jot.
 type JotAccess string
@@ -91,8 +104,17 @@ type Jot struct {
 	Files       int
 	Bytes       int64
 	PublishedAt time.Time // zero until the first upload
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// ClaimUntil is when the name is released if the jot is still
+	// unpublished and without files: the expiry of its latest upload URL.
+	ClaimUntil time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Released reports whether the jot is a claim that lapsed at now: never
+// published, no files, and its last upload URL expired. Its name is free.
+func (j Jot) Released(now time.Time) bool {
+	return j.PublishedAt.IsZero() && j.Files == 0 && !j.ClaimUntil.IsZero() && !now.Before(j.ClaimUntil)
 }
 
 // NewJot is what CreateJot needs.
@@ -100,6 +122,17 @@ type NewJot struct {
 	UserID string
 	Name   string
 	JotSettings
+	// ClaimUntil is when the claim lapses unless published or given files
+	// (uploads extend it); zero keeps it until the jot is deleted.
+	ClaimUntil time.Time
+	Quota      JotQuota
+}
+
+// JotQuota bounds what one user's jots hold together. A zero field is no
+// bound.
+type JotQuota struct {
+	MaxJots  int   // jots of one user, released claims not counted
+	MaxBytes int64 // file content of all of one user's jots
 }
 
 // JotFile is a file's record without its content.
@@ -118,10 +151,11 @@ type JotContent struct {
 	Data        []byte
 }
 
-// JotLimits bound a jot's files.
+// JotLimits bound a jot's files, and with Quota the user's jots together.
 type JotLimits struct {
 	MaxFiles int
 	MaxBytes int64
+	Quota    JotQuota
 }
 
 // JotPatch is what PatchJot changes.

@@ -141,6 +141,7 @@ type Store interface {
 	CurlStore
 	AttemptStore
 	JotStore
+	CustomAppStore
 
 	// Close releases the store's connections. It is safe to call twice.
 	Close() error

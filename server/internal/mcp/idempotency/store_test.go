@@ -3,7 +3,9 @@ package idempotency
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -69,37 +71,109 @@ func TestMemory_GetPut(t *testing.T) {
 	}
 }
 
-func TestMemory_Bounds(t *testing.T) {
+// TestMemory_Budgets reproduces the cross-user eviction of the outside
+// review (one user's keyed executions pushed out another's record, whose
+// retry then ran again): no record is ever dropped to make room, a user past
+// the key budget is refused, and results past a byte budget are kept as
+// spent keys without their result.
+func TestMemory_Budgets(t *testing.T) {
 	ctx := context.Background()
+	type put struct {
+		user, key, result string
+		wantErr           error
+	}
 	tests := []struct {
-		name     string
-		opts     MemoryOptions
-		puts     []string // results, keys k0, k1, ...
-		wantKeys []string
+		name        string
+		opts        MemoryOptions
+		puts        []put
+		wantKept    []string // user/key with their result
+		wantOmitted []string // user/key kept without a result
 	}{
-		{"entries", MemoryOptions{MaxEntries: 2}, []string{`1`, `2`, `3`}, []string{"k1", "k2"}},
-		{"bytes", MemoryOptions{MaxBytes: 20}, []string{strings.Repeat("1", 10), strings.Repeat("2", 10), strings.Repeat("3", 10)}, []string{"k2"}},
-		{"oversized record is dropped", MemoryOptions{MaxBytes: 20}, []string{`1`, strings.Repeat("9", 50)}, []string{"k0"}},
+		{"another user's record stays", MemoryOptions{MaxKeysPerUser: 2}, []put{
+			{"alice", "a", `1`, nil}, {"mallory", "m0", `1`, nil}, {"mallory", "m1", `1`, nil},
+			{"mallory", "m2", `1`, ErrCapacity}, {"mallory", "m3", `1`, ErrCapacity},
+		}, []string{"alice/a", "mallory/m0", "mallory/m1"}, nil},
+		{"own live keys stay", MemoryOptions{MaxKeysPerUser: 1}, []put{
+			{"u", "k0", `1`, nil}, {"u", "k1", `2`, ErrCapacity},
+		}, []string{"u/k0"}, nil},
+		{"a stored key is not counted twice", MemoryOptions{MaxKeysPerUser: 1}, []put{
+			{"u", "k0", `1`, nil}, {"u", "k0", `2`, nil},
+		}, []string{"u/k0"}, nil},
+		{"bytes per user", MemoryOptions{MaxBytesPerUser: 40}, []put{
+			{"u", "k0", strings.Repeat("1", 20), nil}, {"u", "k1", strings.Repeat("2", 20), nil}, {"v", "k2", strings.Repeat("3", 20), nil},
+		}, []string{"u/k0", "v/k2"}, []string{"u/k1"}},
+		{"bytes overall", MemoryOptions{MaxBytes: 40}, []put{
+			{"u", "k0", strings.Repeat("1", 20), nil}, {"v", "k1", strings.Repeat("2", 20), nil},
+		}, []string{"u/k0"}, []string{"v/k1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := NewMemory(tt.opts)
-			for i, r := range tt.puts {
-				if err := m.Put(ctx, "u", fmt.Sprintf("k%d", i), rec("h", r)); err != nil {
-					t.Fatal(err)
+			for _, p := range tt.puts {
+				if err := m.Put(ctx, p.user, p.key, rec("h", p.result)); !errors.Is(err, p.wantErr) {
+					t.Fatalf("Put(%s/%s) = %v, want %v", p.user, p.key, err, p.wantErr)
 				}
 			}
-			var kept []string
-			for i := range tt.puts {
-				k := fmt.Sprintf("k%d", i)
-				if _, ok, _ := m.Get(ctx, "u", k); ok {
-					kept = append(kept, k)
+			var kept, omitted []string
+			for _, p := range tt.puts {
+				r, ok, _ := m.Get(ctx, p.user, p.key)
+				id := p.user + "/" + p.key
+				switch {
+				case !ok || slices.Contains(kept, id) || slices.Contains(omitted, id):
+				case r.Omitted:
+					omitted = append(omitted, id)
+				default:
+					kept = append(kept, id)
 				}
 			}
-			if fmt.Sprint(kept) != fmt.Sprint(tt.wantKeys) {
-				t.Errorf("kept %v, want %v", kept, tt.wantKeys)
+			if fmt.Sprint(kept) != fmt.Sprint(tt.wantKept) || fmt.Sprint(omitted) != fmt.Sprint(tt.wantOmitted) {
+				t.Errorf("kept %v omitted %v, want %v and %v", kept, omitted, tt.wantKept, tt.wantOmitted)
 			}
 		})
+	}
+}
+
+func TestMemory_Reserve(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m := NewMemory(MemoryOptions{MaxKeysPerUser: 2, TTL: time.Hour, Now: clock.Now})
+	r0, err := m.Reserve(ctx, "u", "k0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := m.Reserve(ctx, "u", "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reservations hold room: a third key is refused, naming the bound.
+	if _, err := m.Reserve(ctx, "u", "k2"); !errors.Is(err, ErrCapacity) || !strings.Contains(err.Error(), "2 live idempotency keys") {
+		t.Fatalf("third Reserve = %v, want ErrCapacity naming the limit of 2", err)
+	}
+	// Another user has room of their own.
+	if _, err := m.Reserve(ctx, "v", "k2"); err != nil {
+		t.Fatalf("another user's Reserve = %v", err)
+	}
+	// A reserved key is always stored; releasing it afterwards changes nothing.
+	if err := m.Put(ctx, "u", "k0", rec("h", `1`)); err != nil {
+		t.Fatal(err)
+	}
+	r0()
+	if _, ok, _ := m.Get(ctx, "u", "k0"); !ok {
+		t.Fatal("release after Put dropped the record")
+	}
+	// A released reservation gives its room back, once.
+	r1()
+	r1()
+	if _, err := m.Reserve(ctx, "u", "k1"); err != nil {
+		t.Fatalf("Reserve after release = %v", err)
+	}
+	if _, err := m.Reserve(ctx, "u", "k3"); !errors.Is(err, ErrCapacity) {
+		t.Fatalf("Reserve past the budget after a double release = %v", err)
+	}
+	// Expiry is what frees a stored key's room.
+	clock.advance(2 * time.Hour)
+	if _, err := m.Reserve(ctx, "u", "k3"); err != nil {
+		t.Fatalf("Reserve after k0 expired = %v", err)
 	}
 }
 
@@ -121,7 +195,7 @@ func TestMemory_PutCopiesResult(t *testing.T) {
 // key ends with its first writer's record.
 func TestMemory_Hammer(t *testing.T) {
 	ctx := context.Background()
-	m := NewMemory(MemoryOptions{MaxEntries: 100})
+	m := NewMemory(MemoryOptions{MaxKeysPerUser: 100})
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)

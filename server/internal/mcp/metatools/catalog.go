@@ -79,6 +79,8 @@ type IntegrationInfo struct {
 	Categories  []string `json:"categories,omitempty"`
 	Connected   bool     `json:"connected"`
 	Curl        bool     `json:"curl"`
+	Custom      bool     `json:"custom,omitempty"`
+	Error       string   `json:"error,omitempty"`
 }
 
 // IntegrationsOutput is the output of list_integrations.
@@ -91,13 +93,14 @@ type WhoamiOutput = Principal
 
 // Search runs search_tools.
 func (t *Tools) Search(ctx context.Context, p Principal, in SearchInput) (*SearchOutput, error) {
-	v := t.opts.Catalog.Current()
+	c := t.current(ctx, p)
+	v := c.view
 	if in.Integration != "" {
 		if _, ok := v.Integration(in.Integration); !ok {
 			return nil, unknownIntegration(v, in.Integration)
 		}
 	}
-	page, err := t.cacheFor(v).searchIndex().Search(search.Query{
+	page, err := c.searchIndex().Search(search.Query{
 		Text: in.Query, Integration: in.Integration, Limit: in.Limit, Cursor: in.Cursor,
 	})
 	if errors.Is(err, search.ErrBadCursor) {
@@ -127,10 +130,10 @@ func (t *Tools) Search(ctx context.Context, p Principal, in SearchInput) (*Searc
 
 // GetToolSchema runs get_tool_schema.
 func (t *Tools) GetToolSchema(ctx context.Context, p Principal, slug string) (*ToolSchema, error) {
-	v := t.opts.Catalog.Current()
-	tool, ok := v.Tool(slug)
+	c := t.current(ctx, p)
+	tool, ok := c.view.Tool(slug)
 	if !ok {
-		return nil, t.unknownTool(v, slug)
+		return nil, unknownTool(c, slug)
 	}
 	connected := t.connectedFunc(ctx, p)(tool.Integration)
 	s := &ToolSchema{
@@ -166,7 +169,7 @@ func (t *Tools) Whoami(p Principal) *WhoamiOutput {
 // ListIntegrations runs list_integrations.
 func (t *Tools) ListIntegrations(ctx context.Context, p Principal) (*IntegrationsOutput, error) {
 	connected := t.connectedFunc(ctx, p)
-	ins := t.opts.Catalog.Current().Integrations()
+	ins := t.current(ctx, p).view.Integrations()
 	out := &IntegrationsOutput{Integrations: make([]IntegrationInfo, 0, len(ins))}
 	for _, in := range ins {
 		out.Integrations = append(out.Integrations, integrationInfo(in, connected(in)))
@@ -176,7 +179,7 @@ func (t *Tools) ListIntegrations(ctx context.Context, p Principal) (*Integration
 
 // Integration returns one list_integrations entry.
 func (t *Tools) Integration(ctx context.Context, p Principal, name string) (*IntegrationInfo, error) {
-	v := t.opts.Catalog.Current()
+	v := t.current(ctx, p).view
 	in, ok := v.Integration(name)
 	if !ok {
 		return nil, unknownIntegration(v, name)
@@ -197,6 +200,8 @@ func integrationInfo(in *registry.Integration, connected bool) IntegrationInfo {
 		Categories:  m.Categories,
 		Connected:   connected,
 		Curl:        m.Proxy != nil,
+		Custom:      in.Custom,
+		Error:       in.Problem,
 	}
 	// Inline data: logos can be 64 KiB; agents get URLs only.
 	if strings.HasPrefix(m.Logo, "https://") {
@@ -238,11 +243,11 @@ func (t *Tools) connected(ctx context.Context, p Principal, in *registry.Integra
 	return ok, nil
 }
 
-func (t *Tools) unknownTool(v *registry.Snapshot, slug string) *Error {
+func unknownTool(c *viewCache, slug string) *Error {
 	return &Error{
 		Code:        failure.UnknownTool,
 		Message:     fmt.Sprintf("there is no tool %q; use search_tools to find one", truncate(slug, 128)),
-		Suggestions: t.cacheFor(v).searchIndex().Closest(slug, 3),
+		Suggestions: c.searchIndex().Closest(slug, 3),
 	}
 }
 

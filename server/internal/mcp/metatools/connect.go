@@ -62,7 +62,7 @@ func unavailable(what string) *Error {
 
 // Connect runs connect and get_auth_url.
 func (t *Tools) Connect(ctx context.Context, p Principal, in ConnectInput) (*ConnectOutput, error) {
-	v := t.opts.Catalog.Current()
+	v := t.current(ctx, p).view
 	integration, ok := v.Integration(in.Integration)
 	if !ok {
 		return nil, unknownIntegration(v, in.Integration)
@@ -143,7 +143,7 @@ func (t *Tools) CurlSession(ctx context.Context, p Principal, in CurlInput) (*Cu
 	if t.opts.CurlSessions == nil {
 		return nil, unavailable("curl sessions")
 	}
-	v := t.opts.Catalog.Current()
+	v := t.current(ctx, p).view
 	memo := map[string]bool{}
 	type refusal struct {
 		Integration string       `json:"integration"`

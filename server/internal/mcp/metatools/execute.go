@@ -6,11 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/workbench-dev/workbench/failure"
+	"github.com/workbench-dev/workbench/runtime/manifest"
 	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/registry"
 	"github.com/workbench-dev/workbench/toolcall"
@@ -55,9 +58,8 @@ func (t *Tools) Execute(ctx context.Context, p Principal, in ExecuteInput, peer 
 	if n == 0 || n > MaxExecutions {
 		return nil, errorf(failure.InvalidArguments, "executions must hold 1 to %d items, got %d", MaxExecutions, n)
 	}
-	v, release := t.opts.Catalog.Acquire()
+	c, release := t.acquire(ctx, p)
 	defer release()
-	c := t.cacheFor(v)
 	tracker := newProgressTracker(n, peer.Progress)
 	out := &ExecuteOutput{Results: make([]ExecutionResult, n)}
 	memo := &connectedMemo{m: map[string]bool{}}
@@ -99,12 +101,12 @@ func (t *Tools) Execute(ctx context.Context, p Principal, in ExecuteInput, peer 
 // mapping and progress as one execution of execute_tools, without an
 // idempotency key.
 func (t *Tools) Call(ctx context.Context, p Principal, slug string, args json.RawMessage, peer Peer) (json.RawMessage, *Error) {
-	v, release := t.opts.Catalog.Acquire()
+	c, release := t.acquire(ctx, p)
 	defer release()
 	if peer.Progress != nil {
 		peer.Progress = monotonic(peer.Progress)
 	}
-	r := t.executeOne(ctx, p, t.cacheFor(v), &connectedMemo{m: map[string]bool{}}, Execution{Tool: slug, Arguments: args}, peer)
+	r := t.executeOne(ctx, p, c, &connectedMemo{m: map[string]bool{}}, Execution{Tool: slug, Arguments: args}, peer)
 	if !r.OK {
 		return nil, r.Error
 	}
@@ -116,20 +118,13 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 	fail := func(err *Error) ExecutionResult { return ExecutionResult{Error: err} }
 	tool, ok := c.view.Tool(e.Tool)
 	if !ok {
-		return fail(t.unknownTool(c.view, e.Tool))
+		tool, ok = appTool(c.view, e.Tool)
 	}
-	schema, err := c.inputSchema(tool)
-	if err != nil {
-		t.logger.Error("tool has an unusable input schema", "tool", e.Tool, "err", err)
-		return fail(&Error{Code: failure.ToolError, Reason: failure.BadSchema, Message: "the tool's input schema cannot be used; report this to the operator", Integration: tool.Integration.Name})
+	if !ok {
+		return fail(unknownTool(c, e.Tool))
 	}
-	if problems := schema.Check(e.Arguments); problems != nil {
-		return fail(&Error{
-			Code:        failure.InvalidArguments,
-			Message:     fmt.Sprintf("the arguments do not match the input schema of %s (see get_tool_schema); paths start at the arguments object $", e.Tool),
-			Problems:    problems,
-			Integration: tool.Integration.Name,
-		})
+	if problems := t.checkArguments(c, tool, e); problems != nil {
+		return fail(problems)
 	}
 	args := canonical(e.Arguments)
 	if e.IdempotencyKey == "" {
@@ -144,11 +139,51 @@ func (t *Tools) executeOne(ctx context.Context, p Principal, c *viewCache, memo 
 	if r, ok := t.replay(ctx, p, e, hash); ok {
 		return r
 	}
+	release, err := t.opts.Idempotency.Reserve(ctx, p.UserID, e.IdempotencyKey)
+	if err != nil {
+		return fail(t.unreserved(p, err))
+	}
+	defer release()
 	r := t.run(ctx, p, memo, tool, args, peer)
 	if ran(r) {
 		t.remember(ctx, p, e, hash, r)
 	}
 	return r
+}
+
+// checkArguments checks an execution's arguments against its tool's input
+// schema. A custom app's arguments go to the app as they are: the app
+// validates them.
+func (t *Tools) checkArguments(c *viewCache, tool registry.Tool, e Execution) *Error {
+	if tool.Integration.Custom {
+		return nil
+	}
+	schema, err := t.cacheFor(c.base).inputSchema(tool) // shared by every caller's view
+	if err != nil {
+		t.logger.Error("tool has an unusable input schema", "tool", e.Tool, "err", err)
+		return &Error{Code: failure.ToolError, Reason: failure.BadSchema, Message: "the tool's input schema cannot be used; report this to the operator", Integration: tool.Integration.Name}
+	}
+	if problems := schema.Check(e.Arguments); problems != nil {
+		return &Error{
+			Code:        failure.InvalidArguments,
+			Message:     fmt.Sprintf("the arguments do not match the input schema of %s (see get_tool_schema); paths start at the arguments object $", e.Tool),
+			Problems:    problems,
+			Integration: tool.Integration.Name,
+		}
+	}
+	return nil
+}
+
+// appTool addresses a tool of a caller's custom app that the app's listing
+// lacks (the app cannot be reached, or the tool is new or gone): app tools
+// are always <app>__<tool>, and the app answers for them.
+func appTool(v *registry.Snapshot, slug string) (registry.Tool, bool) {
+	app, _, found := strings.Cut(slug, "__")
+	in, ok := v.Integration(app)
+	if !found || !ok || !in.Custom {
+		return registry.Tool{}, false
+	}
+	return registry.Tool{Integration: in, Spec: &manifest.Tool{Slug: slug}}, true
 }
 
 // run checks the connection and calls the tool.
@@ -210,12 +245,30 @@ func (t *Tools) replay(ctx context.Context, p Principal, e Execution, hash strin
 			Message: fmt.Sprintf("idempotencyKey %q was already used with a different tool or different arguments; use a new key for a new operation", truncate(e.IdempotencyKey, 64)),
 		}}, true
 	}
+	if rec.Omitted {
+		return ExecutionResult{Error: &Error{
+			Code: failure.IdempotencyCapacity,
+			Message: fmt.Sprintf("idempotencyKey %q was used at %s and the tool ran, but its outcome was over the idempotency store's byte budget and was not kept; it will not run again under this key",
+				truncate(e.IdempotencyKey, 64), rec.StoredAt.UTC().Format(time.RFC3339)),
+		}}, true
+	}
 	var s storedOutcome
 	if err := json.Unmarshal(rec.Result, &s); err != nil {
 		t.logger.Warn("decoding an idempotency record", "user", p.UserID, "err", err)
 		return ExecutionResult{}, false
 	}
 	return ExecutionResult{OK: s.OK, Result: s.Result, Error: s.Error, Replayed: true}, true
+}
+
+// unreserved is the refusal of a keyed execution the idempotency store
+// has no room for: it does not run, since its outcome could not be kept.
+func (t *Tools) unreserved(p Principal, err error) *Error {
+	if errors.Is(err, idempotency.ErrCapacity) {
+		return &Error{Code: failure.IdempotencyCapacity,
+			Message: fmt.Sprintf("%v; the execution did not run: retry it later, or without an idempotencyKey", err)}
+	}
+	t.logger.Warn("reserving an idempotency key", "user", p.UserID, "err", err)
+	return &Error{Code: failure.Unavailable, Message: "the idempotencyKey could not be reserved, so the execution did not run; try again"}
 }
 
 func (t *Tools) remember(ctx context.Context, p Principal, e Execution, hash string, r ExecutionResult) {

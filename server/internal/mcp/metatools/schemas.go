@@ -93,7 +93,9 @@ const integrationSchema = `{
 		"logo": {"type": "string", "description": "An https URL of the logo."},
 		"categories": {"type": "array", "items": {"type": "string"}},
 		"connected": {"type": "boolean", "description": "Whether you can call this integration's tools now."},
-		"curl": {"type": "boolean", "description": "Whether curl_session can open this integration's API."}
+		"curl": {"type": "boolean", "description": "Whether curl_session can open this integration's API."},
+		"custom": {"type": "boolean", "description": "Set for your own custom app (an MCP server you added); its tools are <app>__<tool>."},
+		"error": {"type": "string", "description": "Why your custom app shows no tools now (it cannot be reached, for example)."}
 	},
 	"required": ["name", "title", "description", "version", "authMode", "toolCount", "connected", "curl"]
 }`

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -36,10 +37,23 @@ type Catalog interface {
 
 var _ Catalog = (*registry.Registry)(nil)
 
+// Apps resolves a caller's own integrations (custom apps), which the
+// meta-tools show beside the shared snapshot to that caller only.
+type Apps interface {
+	// Integrations returns the user's own integrations, each marked
+	// Custom; nil when there are none.
+	Integrations(ctx context.Context, userID string) ([]*registry.Integration, error)
+}
+
+// maxUserViews bounds the per-caller views kept (one per user with apps).
+const maxUserViews = 1024
+
 // Options configure Tools. Every zero value has a documented default.
 type Options struct {
 	// Catalog supplies the integrations and tools. Required.
 	Catalog Catalog
+	// Apps supplies each caller's custom apps; nil means callers have none.
+	Apps Apps
 	// Connections is the connection service. Nil means no connections
 	// exist: only integrations with auth mode none are usable, and connect
 	// and wait_for_connection answer UNAVAILABLE.
@@ -63,12 +77,17 @@ type Tools struct {
 	logger *slog.Logger
 	cache  atomic.Pointer[viewCache]
 	keys   keyLocks
+
+	viewsMu sync.Mutex
+	views   map[string]*viewCache // by user: the shared snapshot plus the user's apps
 }
 
 // viewCache holds what is derived from one catalog view: the search index
 // and the compiled input schemas of its tools.
 type viewCache struct {
 	view    *registry.Snapshot
+	base    *registry.Snapshot      // the shared snapshot view extends; view itself when no apps
+	apps    []*registry.Integration // the caller's apps in view
 	once    sync.Once
 	index   *search.Index
 	schemas sync.Map // slug -> *compiledSchema
@@ -109,7 +128,7 @@ func New(opts Options) (*Tools, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Tools{opts: opts, logger: logger, keys: keyLocks{held: map[lockKey]chan struct{}{}}}, nil
+	return &Tools{opts: opts, logger: logger, keys: keyLocks{held: map[lockKey]chan struct{}{}}, views: map[string]*viewCache{}}, nil
 }
 
 // Result is the outcome of Invoke.
@@ -213,10 +232,68 @@ func (t *Tools) cacheFor(v *registry.Snapshot) *viewCache {
 	if c := t.cache.Load(); c != nil && c.view == v {
 		return c
 	}
-	c := &viewCache{view: v}
+	c := &viewCache{view: v, base: v}
 	if v == t.opts.Catalog.Current() {
 		t.cache.Store(c)
 	}
+	return c
+}
+
+// current is the catalog p sees now, for reading metadata.
+func (t *Tools) current(ctx context.Context, p Principal) *viewCache {
+	return t.view(ctx, p, t.opts.Catalog.Current())
+}
+
+// acquire is the catalog p sees now with a lease that keeps its tools
+// callable until release is called.
+func (t *Tools) acquire(ctx context.Context, p Principal) (c *viewCache, release func()) {
+	base, release := t.opts.Catalog.Acquire()
+	return t.view(ctx, p, base), release
+}
+
+// view is the one place a caller's catalog is resolved: the shared
+// snapshot base plus p's apps, with what is derived from them, reused while
+// neither changes. A caller without apps shares base's cache. Apps that
+// clash with base (an integration took an app's name since it was added)
+// are left out and logged; failing to read p's apps shows base alone.
+func (t *Tools) view(ctx context.Context, p Principal, base *registry.Snapshot) *viewCache {
+	if t.opts.Apps == nil {
+		return t.cacheFor(base)
+	}
+	apps, err := t.opts.Apps.Integrations(ctx, p.UserID)
+	if err != nil {
+		t.logger.Warn("resolving a caller's custom apps", "user", p.UserID, "err", err)
+	}
+	if len(apps) == 0 {
+		return t.cacheFor(base)
+	}
+	t.viewsMu.Lock()
+	c := t.views[p.UserID]
+	t.viewsMu.Unlock()
+	if c != nil && c.base == base && slices.Equal(c.apps, apps) {
+		return c
+	}
+	v, err := base.With(apps...)
+	if err != nil {
+		var kept []*registry.Integration
+		for _, in := range apps {
+			if _, err := base.With(append(kept, in)...); err != nil {
+				t.logger.Warn("custom app left out of the catalog", "user", p.UserID, "app", in.Name, "err", err)
+				continue
+			}
+			kept = append(kept, in)
+		}
+		if v, err = base.With(kept...); err != nil {
+			return t.cacheFor(base)
+		}
+	}
+	c = &viewCache{view: v, base: base, apps: apps}
+	t.viewsMu.Lock()
+	if len(t.views) >= maxUserViews {
+		clear(t.views) // rebuilt on the next call of each user
+	}
+	t.views[p.UserID] = c
+	t.viewsMu.Unlock()
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/workbench-dev/workbench/failure"
 	"github.com/workbench-dev/workbench/server/internal/mcp/argcheck"
+	"github.com/workbench-dev/workbench/server/internal/mcp/idempotency"
 	"github.com/workbench-dev/workbench/server/internal/mcp/metatools"
 )
 
@@ -727,5 +728,69 @@ func TestTools_OutputsMatchSchemas(t *testing.T) {
 				t.Errorf("output %s fails its schema: %+v", r.JSON, problems)
 			}
 		})
+	}
+}
+
+// TestTools_ExecuteIdempotencyCapacity reproduces the review's attack: one
+// user's keyed executions used to evict another user's record, so the
+// victim's retry ran its side effect again. Now the attacker is refused past
+// their budget without running, and the victim's retry replays.
+func TestTools_ExecuteIdempotencyCapacity(t *testing.T) {
+	f := newFixture(t, metatools.Options{Idempotency: idempotency.NewMemory(idempotency.MemoryOptions{MaxKeysPerUser: 3})})
+	f.conns.SetConnected("mallory", "github", true)
+	call := func(p metatools.Principal, key string) metatools.ExecutionResult {
+		t.Helper()
+		var out metatools.ExecuteOutput
+		f.invoke(t, p, "execute_tools", `{"executions":[{"tool":"github_create_issue","idempotencyKey":"`+key+`"}]}`, &out)
+		return out.Results[0]
+	}
+	if r := call(alice, "victim"); !r.OK {
+		t.Fatalf("alice = %+v", r)
+	}
+	mallory := metatools.Principal{UserID: "mallory"}
+	var refused int
+	for i := range 10 {
+		r := call(mallory, fmt.Sprintf("m%d", i))
+		if r.Error != nil && r.Error.Code == failure.IdempotencyCapacity {
+			refused++
+			if !strings.Contains(r.Error.Message, "3 live idempotency keys") {
+				t.Errorf("refusal does not name the bound: %q", r.Error.Message)
+			}
+		}
+	}
+	if refused != 7 {
+		t.Errorf("%d of mallory's 10 keyed executions refused, want 7 past the budget of 3", refused)
+	}
+	if n := f.github.Calls("github_create_issue"); n != 4 {
+		t.Errorf("tool ran %d times, want 4 (alice once, mallory three times)", n)
+	}
+	if r := call(alice, "victim"); !r.OK || !r.Replayed {
+		t.Errorf("alice's retry = %+v, want a replay", r)
+	}
+	if n := f.github.Calls("github_create_issue"); n != 4 {
+		t.Errorf("alice's retry ran the tool again (%d calls)", n)
+	}
+	// An execution without a key is not limited by the key budget.
+	var out metatools.ExecuteOutput
+	f.invoke(t, mallory, "execute_tools", `{"executions":[{"tool":"github_create_issue"}]}`, &out)
+	if !out.Results[0].OK {
+		t.Errorf("unkeyed execution = %+v", out.Results[0])
+	}
+}
+
+// TestTools_ExecuteIdempotencyOmitted: an outcome over the byte budget is
+// not replayed, but the key stays spent, so a retry never runs twice.
+func TestTools_ExecuteIdempotencyOmitted(t *testing.T) {
+	f := newFixture(t, metatools.Options{Idempotency: idempotency.NewMemory(idempotency.MemoryOptions{MaxBytesPerUser: 10})})
+	for i := range 2 {
+		var out metatools.ExecuteOutput
+		f.invoke(t, alice, "execute_tools", `{"executions":[{"tool":"github_create_issue","idempotencyKey":"k"}]}`, &out)
+		r := out.Results[0]
+		if i == 1 && (r.Error == nil || r.Error.Code != failure.IdempotencyCapacity || !strings.Contains(r.Error.Message, "will not run again")) {
+			t.Errorf("retry = %+v, want IDEMPOTENCY_CAPACITY", r)
+		}
+	}
+	if n := f.github.Calls("github_create_issue"); n != 1 {
+		t.Errorf("tool ran %d times, want once", n)
 	}
 }

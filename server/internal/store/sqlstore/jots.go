@@ -12,13 +12,17 @@ import (
 )
 
 const jotCols = `id, name, tenant_id, user_id, access, password_hash, cors, cookie_key, version, file_count, total_bytes,
-	published_at, created_at, updated_at`
+	published_at, claim_until, created_at, updated_at`
+
+// jotReleased is the condition of a released claim (store.Jot.Released) at
+// the time bound to its one placeholder.
+const jotReleased = `published_at IS NULL AND file_count = 0 AND claim_until IS NOT NULL AND claim_until <= ?`
 
 func scanJot(s scanner) (store.Jot, error) {
 	var j store.Jot
 	var access string
 	err := s.Scan(&j.ID, &j.Name, &j.TenantID, &j.UserID, &access, &j.PasswordHash, &j.CORS, &j.CookieKey, &j.Version,
-		&j.Files, &j.Bytes, timeCol{&j.PublishedAt}, timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt})
+		&j.Files, &j.Bytes, timeCol{&j.PublishedAt}, timeCol{&j.ClaimUntil}, timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt})
 	j.Access = store.JotAccess(access)
 	return j, err
 }
@@ -33,16 +37,36 @@ func (db *DB) CreateJot(ctx context.Context, nj store.NewJot) (store.Jot, error)
 	}
 	now := db.now()
 	j := store.Jot{ID: store.NewID(store.PrefixJot), Name: nj.Name, UserID: nj.UserID, JotSettings: nj.JotSettings,
-		CookieKey: store.NewJotKey(), CreatedAt: now, UpdatedAt: now}
-	var err error
-	if j.TenantID, err = db.tenantOf(ctx, db.read, j.UserID); err != nil {
-		return store.Jot{}, err
-	}
-	_, err = db.write.ExecContext(ctx, db.q(`INSERT INTO jots (id, name, tenant_id, user_id, access, password_hash, cors, cookie_key,
-		created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		j.ID, j.Name, j.TenantID, j.UserID, string(j.Access), j.PasswordHash, j.CORS, j.CookieKey, db.t(now), db.t(now))
+		CookieKey: store.NewJotKey(), ClaimUntil: store.Round(nj.ClaimUntil), CreatedAt: now, UpdatedAt: now}
+	err := db.inTx(ctx, fmt.Sprintf("creating jot %q", nj.Name), func(tx *sql.Tx) error {
+		// The user's row, locked, serialises the user's claims.
+		var err error
+		if j.TenantID, err = db.lockUser(ctx, tx, j.UserID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM jots WHERE (name = ? OR user_id = ?) AND `+jotReleased),
+			j.Name, j.UserID, db.t(now)); err != nil {
+			return db.fail("releasing lapsed jot claims", err)
+		}
+		if max := nj.Quota.MaxJots; max > 0 {
+			var n int
+			if err := tx.QueryRowContext(ctx, db.q(`SELECT COUNT(*) FROM jots WHERE user_id = ?`), j.UserID).Scan(&n); err != nil {
+				return db.fail("counting jots", err)
+			}
+			if n >= max {
+				return fmt.Errorf("store: the user holds %d jots, the limit of %d jots per user: %w", n, max, store.ErrJotQuota)
+			}
+		}
+		_, err = tx.ExecContext(ctx, db.q(`INSERT INTO jots (id, name, tenant_id, user_id, access, password_hash, cors, cookie_key,
+			claim_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			j.ID, j.Name, j.TenantID, j.UserID, string(j.Access), j.PasswordHash, j.CORS, j.CookieKey, db.t(j.ClaimUntil), db.t(now), db.t(now))
+		if err != nil {
+			return db.fail(fmt.Sprintf("creating jot %q", nj.Name), err)
+		}
+		return nil
+	})
 	if err != nil {
-		return store.Jot{}, db.fail(fmt.Sprintf("creating jot %q", nj.Name), err)
+		return store.Jot{}, err
 	}
 	return j, nil
 }
@@ -153,14 +177,22 @@ func (db *DB) CreateJotUpload(ctx context.Context, nu store.NewJotUpload) (store
 	}
 	u := store.JotUpload{TokenHash: nu.TokenHash, JotID: nu.JotID, UserID: nu.UserID, JotSettings: nu.JotSettings,
 		CreatedAt: db.now(), ExpiresAt: store.Round(nu.ExpiresAt)}
-	// The jot must be the user's: the insert selects it by both.
-	res, err := db.write.ExecContext(ctx, db.q(`INSERT INTO jot_uploads (token_hash, jot_id, user_id, access, password_hash, cors,
-		created_at, expires_at) SELECT ?, id, user_id, ?, ?, ?, ?, ? FROM jots WHERE id = ? AND user_id = ?`),
-		u.TokenHash, string(u.Access), u.PasswordHash, u.CORS, db.t(u.CreatedAt), db.t(u.ExpiresAt), u.JotID, u.UserID)
+	err := db.inTx(ctx, "creating a jot upload", func(tx *sql.Tx) error {
+		// The jot must be the user's, and not a released claim (another
+		// user may take its name at any moment).
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE jots SET claim_until = ? WHERE id = ? AND user_id = ? AND NOT (`+jotReleased+`)
+			AND published_at IS NULL AND claim_until < ?`), db.t(u.ExpiresAt), u.JotID, u.UserID, db.t(u.CreatedAt), db.t(u.ExpiresAt)); err != nil {
+			return db.fail("extending a jot claim", err)
+		}
+		res, err := tx.ExecContext(ctx, db.q(`INSERT INTO jot_uploads (token_hash, jot_id, user_id, access, password_hash, cors,
+			created_at, expires_at) SELECT ?, id, user_id, ?, ?, ?, ?, ? FROM jots WHERE id = ? AND user_id = ? AND NOT (`+jotReleased+`)`),
+			u.TokenHash, string(u.Access), u.PasswordHash, u.CORS, db.t(u.CreatedAt), db.t(u.ExpiresAt), u.JotID, u.UserID, db.t(u.CreatedAt))
+		if err != nil {
+			return db.fail("creating a jot upload", err)
+		}
+		return db.affected(res, fmt.Sprintf("jot %q of user %q", nu.JotID, nu.UserID))
+	})
 	if err != nil {
-		return store.JotUpload{}, db.fail("creating a jot upload", err)
-	}
-	if err := db.affected(res, fmt.Sprintf("jot %q of user %q", nu.JotID, nu.UserID)); err != nil {
 		return store.JotUpload{}, err
 	}
 	return u, nil
@@ -204,6 +236,11 @@ func (db *DB) PublishJot(ctx context.Context, tokenHash string, files []store.Jo
 		if !now.Before(u.ExpiresAt) {
 			return fmt.Errorf("store: jot upload: %w", store.ErrExpired)
 		}
+		// The user's row, then the jot's: every change to a user's jots
+		// locks in this order (CreateJot locks the user's row only).
+		if _, err := db.lockUser(ctx, tx, u.UserID); err != nil {
+			return err
+		}
 		old, err := db.lockJot(ctx, tx, "id = ?", u.JotID)
 		if err != nil {
 			return err
@@ -243,6 +280,9 @@ func (db *DB) PatchJot(ctx context.Context, userID, name string, p store.JotPatc
 	var out store.Jot
 	err := db.inTx(ctx, fmt.Sprintf("patching jot %q", name), func(tx *sql.Tx) error {
 		now := db.now()
+		if _, err := db.lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
 		old, err := db.lockJot(ctx, tx, "name = ? AND user_id = ?", name, userID)
 		if err != nil {
 			return err
@@ -277,6 +317,15 @@ func (db *DB) PruneJotUploads(ctx context.Context) (int, error) {
 		return 0, db.fail("pruning jot uploads", err)
 	}
 	return db.count(res, "pruning jot uploads")
+}
+
+// ReleaseJotClaims implements store.Store.
+func (db *DB) ReleaseJotClaims(ctx context.Context) (int, error) {
+	res, err := db.write.ExecContext(ctx, db.q(`DELETE FROM jots WHERE `+jotReleased), db.t(db.now()))
+	if err != nil {
+		return 0, db.fail("releasing lapsed jot claims", err)
+	}
+	return db.count(res, "releasing lapsed jot claims")
 }
 
 // lockJot bumps the version of the jot where cond holds and returns it, so
@@ -315,6 +364,17 @@ func (db *DB) finishJot(ctx context.Context, tx *sql.Tx, j store.Jot, settings *
 	}
 	if err := store.CheckJotContents(nil, j.Files, j.Bytes, lim); err != nil {
 		return store.Jot{}, fmt.Errorf("store: jot %q: %w", j.Name, err)
+	}
+	if max := lim.Quota.MaxBytes; max > 0 { // the caller locked the user's row
+		var others int64
+		if err := tx.QueryRowContext(ctx, db.q(`SELECT COALESCE(SUM(total_bytes), 0) FROM jots WHERE user_id = ? AND id <> ?`), j.UserID, j.ID).
+			Scan(&others); err != nil {
+			return store.Jot{}, db.fail("summing the user's jot bytes", err)
+		}
+		if total := others + j.Bytes; total > max {
+			return store.Jot{}, fmt.Errorf("store: jot %q: the user's jots would hold %d bytes, over the limit of %d bytes per user: %w",
+				j.Name, total, max, store.ErrJotQuota)
+		}
 	}
 	if settings != nil {
 		if settings.Access != j.Access || settings.PasswordHash != j.PasswordHash {

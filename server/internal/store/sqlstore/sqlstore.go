@@ -179,8 +179,18 @@ func (db *DB) inTx(ctx context.Context, doing string, fn func(tx *sql.Tx) error)
 // tenantOf returns the tenant of a user, read through q so that it can run
 // inside a transaction. An unknown user is ErrNotFound.
 func (db *DB) tenantOf(ctx context.Context, q queryRower, userID string) (string, error) {
+	return db.readTenant(ctx, q, userID, "")
+}
+
+// lockUser is tenantOf that also locks the user's row until tx ends, where
+// the dialect locks rows: it serialises the changes bounded per user.
+func (db *DB) lockUser(ctx context.Context, tx *sql.Tx, userID string) (string, error) {
+	return db.readTenant(ctx, tx, userID, db.dialect.LockRows)
+}
+
+func (db *DB) readTenant(ctx context.Context, q queryRower, userID, lock string) (string, error) {
 	var tenant string
-	if err := q.QueryRowContext(ctx, db.q(`SELECT tenant_id FROM users WHERE id = ?`), userID).Scan(&tenant); err != nil {
+	if err := q.QueryRowContext(ctx, db.q(`SELECT tenant_id FROM users WHERE id = ? `+lock), userID).Scan(&tenant); err != nil {
 		return "", db.fail(fmt.Sprintf("user %q", userID), err)
 	}
 	return tenant, nil

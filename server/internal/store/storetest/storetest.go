@@ -37,6 +37,8 @@ func Run(t *testing.T, b Backend) {
 		{"PendingExpiry", testPendingExpiry},
 		{"Curl", testCurl},
 		{"Jots", testJots},
+		{"JotQuotas", testJotQuotas},
+		{"CustomApps", testCustomApps},
 		{"Attempts", testAttempts},
 		{"ConcurrentAttempts", testConcurrentAttempts},
 		{"Isolation", testIsolation},

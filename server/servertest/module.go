@@ -18,6 +18,19 @@ var moduleWAT string
 // {"fail":true}. It fails the test if wat2wasm is missing.
 func EchoModule(t testing.TB, name, version string, slugs ...string) []byte {
 	t.Helper()
+	manifest := EchoManifest(name, version, slugs...)
+	var exports strings.Builder
+	for _, s := range slugs {
+		fmt.Fprintf(&exports, "(export %q (func $echo))\n", s)
+	}
+	src := strings.NewReplacer("{{MANIFEST}}", wattest.Escape(string(manifest)), "{{LEN}}", fmt.Sprint(len(manifest)),
+		"{{EXPORTS}}", exports.String()).Replace(moduleWAT)
+	return wattest.Compile(t, []byte(src))
+}
+
+// EchoManifest is the manifest of an echo plugin named name at version:
+// auth none, one tool per slug taking any object.
+func EchoManifest(name, version string, slugs ...string) []byte {
 	type tool struct {
 		Slug        string          `json:"slug"`
 		Description string          `json:"description"`
@@ -31,16 +44,12 @@ func EchoModule(t testing.TB, name, version string, slugs ...string) []byte {
 		Auth        map[string]string `json:"auth"`
 		Tools       []tool            `json:"tools"`
 	}{ABI: 1, Name: name, Version: version, Description: "Echo module " + name + ".", Auth: map[string]string{"mode": "none"}}
-	var exports strings.Builder
 	for _, s := range slugs {
 		m.Tools = append(m.Tools, tool{Slug: s, Description: "Echoes its input.", InputSchema: json.RawMessage(`{"type":"object"}`)})
-		fmt.Fprintf(&exports, "(export %q (func $echo))\n", s)
 	}
-	manifest, err := json.Marshal(m)
+	b, err := json.Marshal(m)
 	if err != nil {
-		t.Fatal(err)
+		panic(err) // a struct of strings always encodes
 	}
-	src := strings.NewReplacer("{{MANIFEST}}", wattest.Escape(string(manifest)), "{{LEN}}", fmt.Sprint(len(manifest)),
-		"{{EXPORTS}}", exports.String()).Replace(moduleWAT)
-	return wattest.Compile(t, []byte(src))
+	return b
 }

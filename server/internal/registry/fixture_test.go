@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/workbench-dev/workbench/internal/wattest"
 	"github.com/workbench-dev/workbench/runtime"
+	"github.com/workbench-dev/workbench/server/servertest"
 )
 
 // fixtureDir holds the runtime's compilation cache for this test binary.
@@ -39,27 +39,7 @@ func echoManifest(name string, slugs ...string) []byte {
 
 // versionedManifest is echoManifest with another version.
 func versionedManifest(name, version string, slugs ...string) []byte {
-	type tool struct {
-		Slug        string          `json:"slug"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	m := struct {
-		ABI         int               `json:"abi"`
-		Name        string            `json:"name"`
-		Version     string            `json:"version"`
-		Description string            `json:"description"`
-		Auth        map[string]string `json:"auth"`
-		Tools       []tool            `json:"tools"`
-	}{ABI: 1, Name: name, Version: version, Description: "Echo fixture " + name + ".", Auth: map[string]string{"mode": "none"}}
-	for _, s := range slugs {
-		m.Tools = append(m.Tools, tool{Slug: s, Description: "Echoes its input.", InputSchema: json.RawMessage(`{"type":"object"}`)})
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return servertest.EchoManifest(name, version, slugs...)
 }
 
 // echoPlugin writes an echo plugin named name with the given tool slugs to
